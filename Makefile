@@ -1,0 +1,30 @@
+# trex developer entry points. `make run` and `make test` install missing Debian packages first.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?=
+
+.PHONY: all deps configure build run test bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	@bash scripts/run-main-job.sh $(BUILD_DIR)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_FLAGS)
+
+bench: build
+	@bash bench/run-all.sh $(BUILD_DIR)
+
+clean:
+	@rm -rf $(BUILD_DIR)
