@@ -1,0 +1,167 @@
+// Sandbox: untrusted programs that loop, allocate, fork, open sockets or write outside their folder
+// are stopped or refused, and the caller gets a result every time.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "oreval/sandbox.hpp"
+#include "util/atomic_file.hpp"
+
+namespace fs = std::filesystem;
+using trex::oreval::run_sandboxed;
+using trex::oreval::SandboxSpec;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("trex_sbx_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static inline int counter = 0;
+};
+
+SandboxSpec python(const TempDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
+  trex::write_file_atomic(dir.path / "main.py", code);
+  SandboxSpec s;
+  s.argv = {"/usr/bin/python3", "main.py"};
+  s.workdir = dir.path;
+  s.env = {"PATH=/usr/bin:/bin", "HOME=" + dir.path.string(), "TMPDIR=" + dir.path.string()};
+  s.limits.wall_seconds = wall;
+  s.limits.cpu_seconds = cpu;
+  s.limits.memory_bytes = std::size_t(1) << 30;
+  return s;
+}
+
+}  // namespace
+
+TEST(Sandbox, RunsProgramAndCapturesOutput) {
+  TempDir d;
+  auto r = run_sandboxed(python(d, "import sys\nprint('hello')\nprint('err', file=sys.stderr)\nopen('out.txt','w').write('x')\n"));
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "hello\n");
+  EXPECT_EQ(r.stderr_data, "err\n");
+  EXPECT_TRUE(fs::exists(d.path / "out.txt"));  // its own folder is writable
+  EXPECT_TRUE(r.ok());
+}
+
+TEST(Sandbox, NonZeroExitIsReported) {
+  TempDir d;
+  auto r = run_sandboxed(python(d, "raise SystemExit(3)\n"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(Sandbox, InfiniteLoopHitsCpuLimit) {
+  TempDir d;
+  auto r = run_sandboxed(python(d, "while True:\n    pass\n", /*wall=*/20, /*cpu=*/1));
+  ASSERT_TRUE(r.started);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.cpu_limit || r.term_signal != 0 || r.timed_out);
+  EXPECT_LT(r.wall_seconds, 15.0);
+}
+
+TEST(Sandbox, SleepingProgramHitsWallLimit) {
+  TempDir d;
+  auto r = run_sandboxed(python(d, "import time\ntime.sleep(60)\n", /*wall=*/1));
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(r.wall_seconds, 5.0);
+}
+
+TEST(Sandbox, UnboundedAllocationIsStopped) {
+  TempDir d;
+  auto r = run_sandboxed(python(d, "x = []\nwhile True:\n    x.append(bytearray(50_000_000))\n"));
+  ASSERT_TRUE(r.started);
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.timed_out);
+}
+
+TEST(Sandbox, ForkBombIsContained) {
+  TempDir d;
+  auto r = run_sandboxed(python(d, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", /*wall=*/3, /*cpu=*/3));
+  ASSERT_TRUE(r.started);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(r.wall_seconds, 10.0);
+  // Nothing of it survives: no process still runs from its folder.
+  int survivors = 0;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::error_code ec;
+    auto cwd = fs::read_symlink(e.path() / "cwd", ec);
+    if (!ec && cwd == fs::canonical(d.path)) ++survivors;
+  }
+  EXPECT_EQ(survivors, 0);
+}
+
+TEST(Sandbox, NoNetwork) {
+  int srv = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(srv, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ASSERT_EQ(::bind(srv, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(srv, 4), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(srv, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  TempDir d;
+  auto r = run_sandboxed(python(d, "import socket\ns = socket.create_connection(('127.0.0.1', " + std::to_string(port) +
+                                       "), timeout=3)\nprint('connected')\n"));
+  ::close(srv);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.stdout_data.find("connected"), std::string::npos);
+}
+
+TEST(Sandbox, WritesOutsideItsFolderAreRefused) {
+  TempDir d;
+  fs::path outside = fs::temp_directory_path() / ("trex_sbx_escape_" + std::to_string(::getpid()));
+  fs::remove(outside);
+  auto r = run_sandboxed(python(d, "open('" + outside.string() + "', 'w').write('escaped')\n"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(outside));
+  fs::remove(outside);
+}
+
+TEST(Sandbox, BadSpecIsAnErrorNotACrash) {
+  SandboxSpec s;
+  s.argv = {"python3"};
+  s.workdir = "/";
+  auto r = run_sandboxed(s);
+  EXPECT_FALSE(r.started);
+  EXPECT_FALSE(r.error.empty());
+  s.argv = {"/usr/bin/python3"};
+  s.workdir = "/nonexistent/trex";
+  r = run_sandboxed(s);
+  EXPECT_FALSE(r.started);
+}
+
+TEST(Sandbox, MissingExecutableFailsCleanly) {
+  TempDir d;
+  SandboxSpec s;
+  s.argv = {"/nonexistent/binary"};
+  s.workdir = d.path;
+  auto r = run_sandboxed(s);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(Sandbox, RootGetsFullIsolation) {
+  if (::geteuid() != 0) GTEST_SKIP() << "full isolation needs root; rlimit fallback tested above";
+  TempDir d;
+  auto r = run_sandboxed(python(d, "print(1)\n"));
+  auto has = [&](const char* p) { return std::find(r.protections.begin(), r.protections.end(), p) != r.protections.end(); };
+  EXPECT_TRUE(has("pid-namespace"));
+  EXPECT_TRUE(has("no-network"));
+  EXPECT_TRUE(has("read-only-fs"));
+  EXPECT_TRUE(has("cgroup-pids"));
+  EXPECT_TRUE(has("no-capabilities"));
+}
