@@ -1,0 +1,66 @@
+// Extraction rules of OR_BENCHMARKS.md §3, case by case.
+#include <gtest/gtest.h>
+
+#include "oreval/extract.hpp"
+
+using namespace trex::oreval;
+
+TEST(ExtractSolver, LongestPythonFenceWins) {
+  std::string r = "intro\n```python\nshort()\n```\ntext\n```python\nmuch_longer_code()\n```\n```\nbare_but_even_longer_block_of_code()\n```";
+  EXPECT_EQ(extract_code_solver(r), "much_longer_code()");
+}
+
+TEST(ExtractSolver, PythonTagIsCaseSensitive) {
+  std::string r = "```Python\nx = 1\n```";
+  // Not a ```python fence: the bare-fence rule applies and keeps the tag as code.
+  EXPECT_EQ(extract_code_solver(r), "Python\nx = 1");
+}
+
+TEST(ExtractSolver, BareFencesPreferSubstantialBlocks) {
+  std::string longcode(60, 'a');
+  std::string r = "```\n" + longcode + "\n```\n```\nshort\n```";
+  EXPECT_EQ(extract_code_solver(r), longcode);
+  EXPECT_EQ(extract_code_solver("```\nab\n```\n```\nabc\n```"), "abc");
+}
+
+TEST(ExtractSolver, PythonTagsThenThinkTailThenWhole) {
+  EXPECT_EQ(extract_code_solver("<think>x</think><PYTHON>\n code()\n</python>"), "code()");
+  EXPECT_EQ(extract_code_solver("<think>reasoning</think>\n  final_code()  \n"), "final_code()");
+  EXPECT_EQ(extract_code_solver("<think>a</think>b</redacted_reasoning> tail "), "tail");
+  EXPECT_EQ(extract_code_solver("just text"), "just text");
+  EXPECT_EQ(extract_code_solver(""), "");
+  EXPECT_EQ(extract_code_solver("<think>only</think>   "), "<think>only</think>   ");
+}
+
+TEST(ExtractSolver, UnclosedFenceFallsThrough) {
+  EXPECT_EQ(extract_code_solver("```python\nx = 1\n"), "```python\nx = 1\n");
+}
+
+TEST(ExtractOrgeval, PrefersTailAfterThink) {
+  std::string r = "<think>```python\nthinking_code_that_is_long()\n```</think>\n```python\nfinal()\n```";
+  EXPECT_EQ(extract_code_orgeval(r), "final()");
+}
+
+TEST(ExtractOrgeval, FallsBackToWholeResponseFences) {
+  std::string r = "<think>\n```python\ncode_in_thinking()\n```\n</think>\nno code here";
+  EXPECT_EQ(extract_code_orgeval(r), "code_in_thinking()");
+}
+
+TEST(ExtractOrgeval, BareFenceWithoutFilterAndTail) {
+  EXPECT_EQ(extract_code_orgeval("```\nab\n```"), "ab");
+  EXPECT_EQ(extract_code_orgeval("<think>t</think> plain_code() "), "plain_code()");
+  EXPECT_EQ(extract_code_orgeval("plain"), "plain");
+}
+
+TEST(ExtractLp, FencedLpBlock) {
+  std::string r = "<think>```lp\nMinimize\n wrong\nEnd\n```</think>Answer:\n```lp\nMinimize\n obj: x\nSubject To\n c: x >= 1\nEnd\n```";
+  EXPECT_EQ(*extract_lp_block(r), "Minimize\n obj: x\nSubject To\n c: x >= 1\nEnd");
+}
+
+TEST(ExtractLp, BareFenceWithObjectiveAndUnfenced) {
+  EXPECT_EQ(*extract_lp_block("```\nMaximize\n x\nEnd\n```"), "Maximize\n x\nEnd");
+  EXPECT_EQ(*extract_lp_block("Here it is.\nMinimize\n x\nSubject To\n c: x >= 2\nEnd\nDone."),
+            "Minimize\n x\nSubject To\n c: x >= 2\nEnd");
+  EXPECT_FALSE(extract_lp_block("no model at all").has_value());
+  EXPECT_FALSE(extract_lp_block("```\nprint(1)\n```").has_value());
+}
