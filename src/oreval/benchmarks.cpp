@@ -1,0 +1,125 @@
+// Loaders for the shared benchmark files (see shared/benchmarks/README.md for the schema).
+#include "oreval/benchmarks.hpp"
+
+#include <cstdlib>
+#include <set>
+
+#include "util/error.hpp"
+
+namespace trex::oreval {
+namespace fs = std::filesystem;
+
+#ifndef TREX_SOURCE_DIR
+#define TREX_SOURCE_DIR "."
+#endif
+
+fs::path resolve_benchmarks_dir(const std::string& explicit_dir) {
+  std::vector<fs::path> tried;
+  if (!explicit_dir.empty()) {
+    if (fs::is_directory(explicit_dir)) return fs::absolute(explicit_dir);
+    throw Error("benchmark folder not found: " + explicit_dir);
+  }
+  if (const char* env = std::getenv("TREX_BENCHMARKS"); env && *env) {
+    if (fs::is_directory(env)) return fs::absolute(env);
+    tried.emplace_back(env);
+  }
+  fs::path beside = fs::path(TREX_SOURCE_DIR) / ".." / "shared" / "benchmarks";
+  if (fs::is_directory(beside)) return fs::canonical(beside);
+  tried.push_back(beside);
+  std::string msg = "no benchmark folder: pass --data DIR or set TREX_BENCHMARKS (tried";
+  for (auto& t : tried) msg += " " + t.string();
+  throw Error(msg + ")");
+}
+
+const std::vector<std::string>& builtin_benchmarks() {
+  static const std::vector<std::string> names = {"nl4opt", "optibench", "b4o_feasible", "b4o_orgeval"};
+  return names;
+}
+
+namespace {
+
+std::optional<double> read_answer(const Json& rec, const SourceLocation& where, bool required) {
+  auto it = rec.find("answer");
+  if (it == rec.end() || it->is_null()) {
+    if (required) throw Error(where, "field 'answer' missing or null");
+    return std::nullopt;
+  }
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end != '\0') throw Error(where, "field 'answer' is not a number: " + s);
+    return v;
+  }
+  throw Error(where, "field 'answer' must be a number");
+}
+
+Benchmark load_jsonl(const fs::path& file, const fs::path& base, Benchmark b) {
+  if (!fs::exists(file)) throw Error("benchmark file not found: " + file.string());
+  JsonlReader reader(file);
+  std::set<std::string> seen;
+  while (auto rec = reader.next()) {
+    SourceLocation where = reader.where();
+    BenchItem item;
+    item.id = require_string(*rec, "id", where);
+    if (!seen.insert(item.id).second) throw Error(where, "duplicate id '" + item.id + "'");
+    item.problem = require_string(*rec, "problem", where);
+    item.answer = read_answer(*rec, where, b.kind == TargetKind::Objective);
+    if (auto it = rec->find("lp_file"); it != rec->end() && it->is_string()) {
+      fs::path p = it->get<std::string>();
+      item.lp_file = p.is_absolute() ? p : base / p;
+    }
+    if (b.kind == TargetKind::Structure && item.lp_file.empty())
+      throw Error(where, "field 'lp_file' is required for a structure benchmark");
+    if (auto it = rec->find("data"); it != rec->end()) item.data = *it;
+    if (auto it = rec->find("data_path"); it != rec->end() && it->is_string()) item.data_path = it->get<std::string>();
+    if (auto it = rec->find("reference_code"); it != rec->end() && it->is_string()) item.reference_code = it->get<std::string>();
+    if (auto it = rec->find("wp_type"); it != rec->end() && it->is_string()) item.wp_type = it->get<std::string>();
+    item.index = b.items.size();
+    b.items.push_back(std::move(item));
+  }
+  return b;
+}
+
+}  // namespace
+
+Benchmark load_benchmark(const std::string& key_or_path, const fs::path& dir) {
+  Benchmark b;
+  b.key = key_or_path;
+  if (key_or_path == "nl4opt") {
+    b.display = "NL4OPT";
+    return load_jsonl(dir / "nl4opt.jsonl", dir, b);
+  }
+  if (key_or_path == "optibench") {
+    b.display = "OptiBench";
+    return load_jsonl(dir / "optibench.jsonl", dir, b);
+  }
+  if (key_or_path == "b4o_feasible") {
+    b.display = "B4O-Feasible";
+    b.prompt = PromptKind::B4oData;
+    return load_jsonl(dir / "bench4opt_feasible.jsonl", dir, b);
+  }
+  if (key_or_path == "b4o_orgeval") {
+    b.display = "B4O-ORGEval";
+    b.kind = TargetKind::Structure;
+    b.prompt = PromptKind::B4oLp;
+    return load_jsonl(dir / "bench4opt_orgeval.jsonl", dir, b);
+  }
+  fs::path file = key_or_path;
+  if (file.extension() != ".jsonl" && !fs::exists(file))
+    throw Error("unknown benchmark '" + key_or_path + "' (built-in: nl4opt, optibench, b4o_feasible, b4o_orgeval; or a .jsonl file)");
+  b.key = file.stem().string();
+  b.display = b.key;
+  return load_jsonl(file, fs::absolute(file).parent_path(), b);
+}
+
+void slice_items(Benchmark& b, std::size_t start, std::size_t end, const std::vector<std::string>& ids) {
+  std::vector<BenchItem> kept;
+  std::set<std::string> want(ids.begin(), ids.end());
+  for (std::size_t i = start; i < std::min(end, b.items.size()); ++i)
+    if (want.empty() || want.count(b.items[i].id)) kept.push_back(std::move(b.items[i]));
+  b.items = std::move(kept);
+}
+
+}  // namespace trex::oreval

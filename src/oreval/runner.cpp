@@ -1,0 +1,367 @@
+// run_eval: responses -> scoring -> append-only results log -> summaries.
+#include "oreval/runner.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/progress.hpp"
+
+namespace trex::oreval {
+namespace fs = std::filesystem;
+
+namespace {
+
+// "B40-feasible", "B4O-Feasible", "b4o_feasible" -> "b4ofeasible".
+std::string normalize_bench_name(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += char(std::tolower(static_cast<unsigned char>(c)));
+  if (out.rfind("b40", 0) == 0) out[2] = 'o';
+  if (out.rfind("bench4opt", 0) == 0) out = "b4o" + out.substr(9);
+  if (out == "b4o") out = "b4oorgeval";
+  return out;
+}
+
+// Responses produced elsewhere: (benchmark, id) -> responses by attempt.
+struct ResponseBook {
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> by_bench;
+  std::map<std::string, std::vector<std::string>> by_id;
+
+  void load(const fs::path& file) {
+    JsonlReader r(file);
+    while (auto rec = r.next()) {
+      auto where = r.where();
+      std::string id = require_string(*rec, "id", where);
+      std::string text;
+      bool found = false;
+      for (const char* key : {"response", "completion", "content", "output"}) {
+        auto it = rec->find(key);
+        if (it == rec->end()) continue;
+        if (it->is_null()) {
+          found = true;
+          break;
+        }
+        if (!it->is_string()) throw Error(where, std::string("field '") + key + "' must be a string");
+        text = it->get<std::string>();
+        found = true;
+        break;
+      }
+      if (!found) throw Error(where, "no 'response' field");
+      std::size_t attempt = 0;
+      if (auto it = rec->find("attempt"); it != rec->end()) {
+        if (!it->is_number_integer() || it->get<long>() < 0) throw Error(where, "'attempt' must be an integer >= 0");
+        attempt = std::size_t(it->get<long>());
+      }
+      auto put = [&](std::vector<std::string>& v) {
+        if (v.size() <= attempt) v.resize(attempt + 1);
+        v[attempt] = text;
+      };
+      if (auto it = rec->find("benchmark"); it != rec->end() && it->is_string())
+        put(by_bench[{normalize_bench_name(it->get<std::string>()), id}]);
+      else
+        put(by_id[id]);
+    }
+  }
+
+  const std::vector<std::string>* find(const Benchmark& b, const std::string& id) const {
+    auto it = by_bench.find({normalize_bench_name(b.key), id});
+    if (it == by_bench.end()) it = by_bench.find({normalize_bench_name(b.display), id});
+    if (it != by_bench.end()) return &it->second;
+    auto jt = by_id.find(id);
+    return jt == by_id.end() ? nullptr : &jt->second;
+  }
+};
+
+// Append-only JSONL log that survives kills: each record is one write + fsync; a torn last line from
+// an earlier crash is cut off before appending.
+class ResultLog {
+ public:
+  explicit ResultLog(const fs::path& path) : path_(path) {
+    std::set<std::string> seen;
+    if (fs::exists(path_)) {
+      std::string text = read_file(path_);
+      std::size_t good = text.rfind('\n');
+      good = good == std::string::npos ? 0 : good + 1;
+      if (good != text.size()) fs::resize_file(path_, good);
+      std::size_t pos = 0;
+      long line = 0;
+      while (pos < good) {
+        std::size_t nl = text.find('\n', pos);
+        ++line;
+        std::string s = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        if (s.empty()) continue;
+        Json j = parse_json_text(s, SourceLocation{path_.string(), line, 0});
+        std::string id = j.at("id").get<std::string>();
+        if (seen.insert(id).second) records_.push_back(std::move(j));
+      }
+    }
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(SourceLocation{path_.string()}, "cannot open results file for appending");
+  }
+  ~ResultLog() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  const std::vector<Json>& existing() const { return records_; }
+  void append(const Json& j) {
+    std::string line = j.dump() + "\n";
+    std::lock_guard<std::mutex> lock(mu_);
+    if (::write(fd_, line.data(), line.size()) != ssize_t(line.size()) || ::fsync(fd_) != 0)
+      throw Error(SourceLocation{path_.string()}, "write failed");
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  std::mutex mu_;
+  std::vector<Json> records_;
+};
+
+std::string oracle_response(const BenchItem& item, AnswerStyle style) {
+  if (style == AnswerStyle::Lp) {
+    if (item.lp_file.empty()) return "";
+    return "```lp\n" + read_file(item.lp_file) + "\n```";
+  }
+  if (item.reference_code.empty()) return "";
+  return "```python\n" + item.reference_code + "\n```";
+}
+
+Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, int attempts_used, int64_t seed,
+                   const std::string& api_error) {
+  Json j;
+  j["id"] = item.id;
+  j["benchmark"] = b.display;
+  j["success"] = o.success;
+  j["kind"] = o.kind;
+  j["code_pass"] = o.code_pass;
+  j["predicted"] = o.predicted ? Json(*o.predicted) : Json();
+  j["gold"] = item.answer ? Json(*item.answer) : Json();
+  j["success_relative"] =
+      o.success || (o.predicted && item.answer && objective_matches_relative(*o.predicted, *item.answer));
+  j["status"] = o.status;
+  j["detail"] = o.detail.substr(0, 500);
+  if (!api_error.empty()) j["api_error"] = api_error.substr(0, 300);
+  j["attempts"] = attempts_used;
+  j["seed"] = seed;
+  j["seconds"] = std::round(o.seconds * 1000.0) / 1000.0;
+  return j;
+}
+
+}  // namespace
+
+EvalSummary run_eval(const EvalOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (opt.benchmarks.empty()) throw Error("no benchmarks selected");
+  if (opt.attempts < 1) throw Error("--attempts must be at least 1");
+  if (opt.concurrency < 1) throw Error("--concurrency must be at least 1");
+  if (opt.source == ResponseSource::Model && !opt.client) throw Error("--base-url and --model are required");
+
+  // Load everything first so that bad inputs fail before any output is written.
+  std::vector<Benchmark> benches;
+  for (const auto& key : opt.benchmarks) {
+    Benchmark b = load_benchmark(key, opt.data_dir);
+    slice_items(b, opt.start, opt.end, opt.ids);
+    if (opt.source == ResponseSource::Oracle) {
+      for (const auto& it : b.items)
+        if (oracle_response(it, opt.style).empty())
+          throw Error("--oracle: benchmark " + b.display + " ships no reference solution for " + it.id);
+    }
+    benches.push_back(std::move(b));
+  }
+  ResponseBook book;
+  if (opt.source == ResponseSource::ResponsesFile) book.load(opt.responses_file);
+  std::optional<ChatClient> client;
+  if (opt.source == ResponseSource::Model) client.emplace(*opt.client);
+
+  fs::create_directories(opt.out_dir);
+  ExecConfig exec = opt.exec;
+  fs::create_directories(exec.work_root);
+  std::vector<std::string> keys;
+
+  std::size_t total = 0;
+  for (auto& b : benches) total += b.items.size();
+  ProgressBar bar("eval", int64_t(total), opt.progress);
+  std::atomic<int64_t> done{0}, succeeded{0};
+
+  for (auto& b : benches) {
+    keys.push_back(b.key);
+    fs::path dir = opt.out_dir / b.key;
+    fs::create_directories(dir);
+    ResultLog log(dir / "results.jsonl");
+    std::set<std::string> finished;
+    for (const auto& j : log.existing()) {
+      finished.insert(j.at("id").get<std::string>());
+      ++done;
+      if (j.value("success", false)) ++succeeded;
+    }
+    std::vector<const BenchItem*> todo;
+    for (const auto& it : b.items)
+      if (!finished.count(it.id)) todo.push_back(&it);
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mu;
+    auto worker = [&] {
+      for (;;) {
+        std::size_t i = next++;
+        if (i >= todo.size()) return;
+        const BenchItem& item = *todo[i];
+        try {
+          Outcome outcome;
+          std::string api_error;
+          int used = 0;
+          int64_t seed = opt.sampling.seed.value_or(42);
+          for (int a = 0; a < opt.attempts; ++a) {
+            used = a + 1;
+            seed = opt.sampling.seed.value_or(42) + a;
+            std::string response;
+            bool have = true;
+            if (opt.source == ResponseSource::Model) {
+              SamplingParams sp = opt.sampling;
+              sp.seed = seed;
+              auto messages = build_messages(b, item, opt.style, (exec.work_root).string());
+              ChatResult cr = client->complete(messages, sp);
+              if (!cr.ok) {
+                have = false;
+                api_error = cr.error;
+              } else {
+                response = cr.content;
+              }
+            } else if (opt.source == ResponseSource::ResponsesFile) {
+              const auto* rs = book.find(b, item.id);
+              if (!rs || std::size_t(a) >= rs->size()) {
+                have = false;
+                api_error = "no response for this item";
+              } else {
+                response = (*rs)[std::size_t(a)];
+              }
+            } else {
+              response = oracle_response(item, opt.style);
+            }
+            if (!have) {
+              outcome = Outcome{};
+              outcome.kind = opt.source == ResponseSource::ResponsesFile ? "no_response" : "api_error";
+              outcome.detail = api_error;
+            } else {
+              outcome = score_response(b, item, opt.style, response, exec);
+            }
+            if (outcome.success) break;
+          }
+          log.append(result_record(b, item, outcome, used, seed, api_error));
+          if (outcome.success) ++succeeded;
+          int64_t d = ++done;
+          bar.update(d, fmt::format("acc {:.1f}%", 100.0 * double(succeeded) / double(d)));
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failure_mu);
+          if (!failure) failure = std::current_exception();
+          return;
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    int n_threads = std::max(1, std::min<int>(opt.concurrency, int(todo.size())));
+    for (int t = 0; t < n_threads; ++t) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+  bar.finish();
+
+  EvalSummary s = summarize(keys, opt.out_dir, opt.attempts);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.items_per_second = s.seconds > 0 ? double(total) / s.seconds : 0.0;
+  write_file_atomic(opt.out_dir / "summary.json", summary_json(s).dump(2) + "\n");
+  write_file_atomic(opt.out_dir / "summary.md", summary_markdown(s));
+  return s;
+}
+
+EvalSummary summarize(const std::vector<std::string>& keys, const fs::path& out_dir, int attempts) {
+  EvalSummary s;
+  s.attempts = attempts;
+  for (const auto& key : keys) {
+    BenchmarkSummary bs;
+    bs.key = key;
+    bs.display = key;
+    fs::path file = out_dir / key / "results.jsonl";
+    if (fs::exists(file)) {
+      JsonlReader r(file);
+      std::set<std::string> seen;
+      while (auto j = r.next()) {
+        if (!seen.insert(j->at("id").get<std::string>()).second) continue;
+        bs.display = j->value("benchmark", key);
+        ++bs.n;
+        bs.successes += j->value("success", false);
+        bs.successes_relative += j->value("success_relative", false);
+        bs.code_pass += j->value("code_pass", false);
+        bs.outcomes[j->value("kind", std::string("unknown"))]++;
+      }
+    }
+    if (bs.n > 0) {
+      bs.accuracy = double(bs.successes) / bs.n;
+      bs.accuracy_relative = double(bs.successes_relative) / bs.n;
+      bs.code_pass_rate = double(bs.code_pass) / bs.n;
+    }
+    s.benchmarks.push_back(bs);
+  }
+  double sum = 0;
+  for (auto& b : s.benchmarks) sum += b.accuracy;
+  s.average = s.benchmarks.empty() ? 0.0 : sum / double(s.benchmarks.size());
+  return s;
+}
+
+Json summary_json(const EvalSummary& s) {
+  Json j;
+  j["metric"] = s.attempts == 1 ? "pass@1" : fmt::format("acc@{}", s.attempts);
+  j["attempts"] = s.attempts;
+  j["average"] = s.average;
+  j["seconds"] = s.seconds;
+  j["items_per_second"] = s.items_per_second;
+  j["benchmarks"] = Json::array();
+  for (const auto& b : s.benchmarks) {
+    j["benchmarks"].push_back({{"key", b.key},
+                               {"name", b.display},
+                               {"n", b.n},
+                               {"successes", b.successes},
+                               {"accuracy", b.accuracy},
+                               {"accuracy_relative_1e-6", b.accuracy_relative},
+                               {"code_pass_rate", b.code_pass_rate},
+                               {"outcomes", b.outcomes}});
+  }
+  return j;
+}
+
+std::string summary_markdown(const EvalSummary& s) {
+  std::string metric = s.attempts == 1 ? "Pass@1" : fmt::format("acc@{}", s.attempts);
+  std::string head = "| " + metric + " (%) |", sep = "|---|", row = "| trex |";
+  for (const auto& b : s.benchmarks) {
+    head += " " + b.display + " |";
+    sep += "---:|";
+    row += fmt::format(" {:.2f} |", 100.0 * b.accuracy);
+  }
+  head += " Avg |";
+  sep += "---:|";
+  row += fmt::format(" {:.2f} |", 100.0 * s.average);
+  std::string md = "# Evaluation summary\n\n" + head + "\n" + sep + "\n" + row + "\n\n";
+  md += "Success: an OPTIMAL solve within 1e-6 absolute of the gold objective (objective targets), or ORGEval "
+        "structural equivalence (structure targets).\n\n";
+  md += "| benchmark | n | successes | rel. 1e-6 (%) | code pass (%) | outcomes |\n|---|---:|---:|---:|---:|---|\n";
+  for (const auto& b : s.benchmarks) {
+    std::string outs;
+    for (const auto& [k, v] : b.outcomes) outs += (outs.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    md += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {} |\n", b.display, b.n, b.successes,
+                      100.0 * b.accuracy_relative, 100.0 * b.code_pass_rate, outs);
+  }
+  if (s.seconds > 0) md += fmt::format("\n{:.1f} s, {:.1f} items/s\n", s.seconds, s.items_per_second);
+  return md;
+}
+
+}  // namespace trex::oreval

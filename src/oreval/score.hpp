@@ -1,0 +1,55 @@
+// Scoring one response exactly as the report's harness does (OR_BENCHMARKS.md §4–§6): code answers run
+// in the sandbox against the gurobipy-compatible layer (python/shim) or a real gurobipy; `lp` answers
+// go through trex's LP reader and CBC; ORGEval answers are compared with `check_equivalence`.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "oreval/benchmarks.hpp"
+#include "oreval/prompts.hpp"
+#include "oreval/sandbox.hpp"
+
+namespace trex::oreval {
+
+struct ExecConfig {
+  std::filesystem::path python = "/usr/bin/python3";
+  std::filesystem::path shim_dir;   // holds the `gurobipy` shim package; empty with executor "gurobipy"
+  std::filesystem::path trex_bin;   // the trex executable the shim solves with
+  std::filesystem::path work_root;  // per-attempt working folders are made (and removed) below it
+  std::string executor = "trex";    // "trex" (our layer) or "gurobipy" (a real gurobipy on the system)
+  double solve_timeout_s = 360.0;   // solver targets: wall limit of one program run
+  double orgeval_timeout_s = 180.0; // ORGEval: limit of one whole attempt
+  double lp_time_limit_s = 60.0;    // `lp` answers: CBC time limit
+  std::size_t memory_bytes = std::size_t(4) << 30;
+  bool keep_workdirs = false;
+};
+
+// Defaults from the environment: TREX_PYTHON_SHIM / <source>/python/shim, TREX_BIN / this executable.
+ExecConfig default_exec_config();
+
+struct Outcome {
+  bool success = false;
+  std::string kind = "exec_error";  // "success" or a failure kind (see docs/eval.md)
+  bool code_pass = false;           // solver targets: an OPTIMAL prediction exists; ORGEval: the LP was written
+  std::optional<double> predicted;
+  std::string status;               // solver status name when known (OPTIMAL, INFEASIBLE, ...)
+  std::string detail;               // short diagnostic (exception text, failed check)
+  double seconds = 0.0;
+};
+
+Outcome score_response(const Benchmark& bench, const BenchItem& item, AnswerStyle style, const std::string& response,
+                       const ExecConfig& cfg);
+
+// The report's code rewriting, exposed for tests.
+std::string rewrite_solver_code(std::string code, const std::string& data_json_path);
+std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp);
+
+// Objective comparison: the report's rule (absolute 1e-6, inclusive) and the relative column.
+bool objective_matches(double predicted, double gold);
+bool objective_matches_relative(double predicted, double gold);
+
+// Maps a Python exception class name to a failure kind (NameError -> name_error, ...).
+std::string failure_kind_for_exception(const std::string& type_name, const std::string& message);
+
+}  // namespace trex::oreval
