@@ -31,8 +31,8 @@ std::string num(double v) {
 }
 
 struct Frame {
-  double x0, x1, y0, y1;  // data range
-  int left = 64, right = 16, top = 36, bottom = 48, w, h;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;  // data range
+  int left = 64, right = 16, top = 36, bottom = 48, w = 0, h = 0;
   double px(double x) const { return left + (x - x0) / (x1 - x0) * (w - left - right); }
   double py(double y) const { return h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom); }
 };
@@ -85,8 +85,9 @@ std::string xml_escape(const std::string& s) {
 }
 
 std::string svg_line_chart(const std::vector<Series>& series, const ChartOptions& o) {
-  Frame f{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
-          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  Frame f;
+  f.x0 = f.y0 = std::numeric_limits<double>::infinity();
+  f.x1 = f.y1 = -std::numeric_limits<double>::infinity();
   f.w = o.width;
   f.h = o.height;
   auto ty = [&](double y) { return o.log_y ? std::log10(std::max(y, 1e-12)) : y; };
@@ -120,7 +121,9 @@ std::string svg_line_chart(const std::vector<Series>& series, const ChartOptions
 }
 
 std::string svg_bar_chart(const std::vector<Bar>& bars, const ChartOptions& o) {
-  Frame f{0, double(std::max<std::size_t>(bars.size(), 1)), 0, 0};
+  Frame f;
+  f.x1 = double(std::max<std::size_t>(bars.size(), 1));
+  f.y1 = 0;
   f.w = o.width;
   f.h = o.height;
   for (const auto& b : bars) f.y1 = std::max(f.y1, b.value);
