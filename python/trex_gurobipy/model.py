@@ -764,7 +764,7 @@ def _key_text(key):
 def _per_key_getter(arg, keys, argname):
     if isinstance(arg, dict):
         return lambda pos, key: arg[key]
-    if isinstance(arg, (list, tuple)) or type(arg).__name__ == "ndarray":
+    if isinstance(arg, (list, tuple)) or type(arg).__name__ in ("ndarray", "Series"):
         seq = list(arg)
         if len(seq) != len(keys):
             raise GurobiError(10003, f"addVars: '{argname}' has {len(seq)} entries for {len(keys)} variables")
