@@ -338,6 +338,25 @@ TEST(OrgevalWl, IsolatedNodeAndRoundCap) {
   EXPECT_EQ(fast.refine(build_graph(normalized(two))).rounds, 2);
 }
 
+TEST(OrgevalWl, ParallelEdgesRepeat) {
+  // A term list naming x twice (the reader merges such terms; a hand-built IR may not) gives two
+  // parallel edges, each contributing its own neighbour string.
+  Model twice, once;
+  for (Model* m : {&twice, &once}) {
+    add_var(*m, "x", VarType::Continuous, 0, kInf, 1.0);
+    add_var(*m, "y", VarType::Continuous, 0, kInf, 2.0);
+  }
+  add_row(twice, "r", {{0, 1.0}, {0, 1.0}, {1, 1.0}}, RowSense::GE, 3.0);
+  add_row(once, "r", {{0, 1.0}, {1, 1.0}}, RowSense::GE, 3.0);
+  const Graph g = build_graph(normalized(twice));
+  EXPECT_EQ(g.offsets[1] - g.offsets[0], 2);  // x has two adjacency entries
+  WlRefiner fast;
+  const Colouring ref = wl_reference(g), f = fast.refine(g);
+  EXPECT_EQ(node_colours(ref), node_colours(f));
+  EXPECT_EQ(ref.rounds, 2);
+  EXPECT_EQ(check_equivalence(twice, once).reason, "wl_check");
+}
+
 TEST(OrgevalWl, LongPathNeedsManyRounds) {
   Model m;  // a path x0 - r0 - x1 - r1 - ... : classes split by distance to the ends
   const int n = 12;
