@@ -316,14 +316,11 @@ class Parser {
     std::string_view s(c);
     while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
     while (!s.empty() && (is_blank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
-    if (s == "Model") return "";
-    if (s.substr(0, 6) == "Model ") return std::string(s.substr(6));
-    if (s.substr(0, 13) == "Problem name:") {
-      s.remove_prefix(13);
-      while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-      return std::string(s);
-    }
-    return "";
+    size_t prefix = s == "Model" ? 5 : s.substr(0, 6) == "Model " ? 6 : s.substr(0, 13) == "Problem name:" ? 13 : 0;
+    if (prefix == 0) return "";
+    s.remove_prefix(prefix);
+    while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);  // the writer refuses outer blanks
+    return std::string(s);
   }
 
   int var_index(const Token& t) {

@@ -261,6 +261,25 @@ TEST(LpReader, QuadraticObjectiveAndRows) {
   EXPECT_TRUE(m.has_quadratic());
 }
 
+TEST(LpReader, MoreQuadraticForms) {
+  Model m = read("min\n obj : x - [ x * y - 2 y ^ 2 ] + [ 3 x * x ]\nst\n c: [ x * y ] / 2 + y >= 1\nend\n");
+  EXPECT_EQ(m.objective.name, "obj");
+  ASSERT_EQ(m.objective.quad.size(), 3u);
+  EXPECT_EQ(m.objective.quad[0].coef, -1.0);  // sign before '[' applies to every term, no halving
+  EXPECT_EQ(m.objective.quad[1].coef, 2.0);
+  EXPECT_EQ(m.objective.quad[2].var1, m.objective.quad[2].var2);
+  EXPECT_EQ(m.objective.quad[2].coef, 3.0);
+  EXPECT_EQ(m.rows[0].quad[0].coef, 0.5);
+  EXPECT_EQ(m.rows[0].terms.size(), 1u);
+}
+
+TEST(LpReader, ModelNameFromTheFirstComment) {
+  EXPECT_EQ(read("\\ Model  My model \nmin\n x\nend\n").name, "My model");
+  EXPECT_EQ(read("\\Problem name: prob.lp\nmin\n x\nend\n").name, "prob.lp");
+  EXPECT_EQ(read("\\ something else\nmin\n x\nend\n").name, "");
+  EXPECT_EQ(read("\n\\ Model late\nmin\n x\nend\n").name, "");
+}
+
 TEST(LpReader, SemiContinuousAndSos) {
   Model m = read(
       "min\n x + y + z\nst\n c: x + y + z >= 1\nBounds\n x <= 10\n y <= 5\nSemi-continuous\n x y\n"
