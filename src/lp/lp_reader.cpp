@@ -103,7 +103,7 @@ class Lexer {
 
   std::vector<Token> run(std::string& first_comment) {
     std::vector<Token> toks;
-    toks.reserve(text_.size() / 4 + 16);
+    toks.reserve(text_.size() / 8 + 16);
     size_t i = 0;
     const size_t n = text_.size();
     bool at_line_start = true;
@@ -803,7 +803,8 @@ class Parser {
 }  // namespace
 
 Model read_lp_string(std::string_view text, const std::string& source_name) {
-  if (text.size() >= 0xFFFFFFF0u) throw Error(SourceLocation{source_name, 0, 0}, "LP file too large (4 GiB limit)");
+  // Token offsets and line numbers are 32-bit.
+  if (text.size() >= 0x7FFFFFF0u) throw Error(SourceLocation{source_name, 0, 0}, "LP file too large (2 GiB limit)");
   return Parser(text, source_name).run();
 }
 
