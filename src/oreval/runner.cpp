@@ -186,6 +186,7 @@ EvalSummary run_eval(const EvalOptions& opt) {
 
   fs::create_directories(opt.out_dir);
   ExecConfig exec = opt.exec;
+  if (opt.source == ResponseSource::Oracle) exec.orgeval_lb_quirk = false;
   fs::create_directories(exec.work_root);
   std::vector<std::string> keys;
 

@@ -257,7 +257,7 @@ Outcome score_structure_code(const BenchItem& item, const std::string& response,
   fs::path data = wd.path / "data.json";
   write_file_atomic(data, (item.data.is_null() ? Json::object() : item.data).dump());
   fs::path target = wd.path / "model_output.lp";
-  write_file_atomic(wd.path / "answer.py", rewrite_orgeval_code(code, data.string(), target.string()));
+  write_file_atomic(wd.path / "answer.py", rewrite_orgeval_code(code, data.string(), target.string(), cfg.orgeval_lb_quirk));
   SandboxResult r = run_sandboxed(python_spec(cfg, wd.path, "answer.py", cfg.orgeval_timeout_s));
   if (!fs::exists(target)) {
     Outcome o = sandbox_failure(r);
@@ -369,7 +369,8 @@ std::string rewrite_solver_code(std::string code, const std::string& data_json_p
   return add_imports(std::move(code));
 }
 
-std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp) {
+std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp,
+                                 bool lb_quirk) {
   // (a) data.json substring -> the instance file.
   replace_all(code, "data.json", data_json_path);
   // (b) every `model.write(...)` / `m.write(...)` (no word boundary, no ')' inside) -> the target.
@@ -406,6 +407,7 @@ std::string rewrite_orgeval_code(std::string code, const std::string& data_json_
   // (e) GRB import first.
   code = "from gurobipy import GRB\n" + code;
   // (f) lb insertion: `model.addVars(<args without ')'>)` directly followed by a newline.
+  if (!lb_quirk) return add_imports(std::move(code));
   out.clear();
   const std::string call = "model.addVars(";
   std::size_t pos = 0;

@@ -23,6 +23,9 @@ struct ExecConfig {
   double lp_time_limit_s = 60.0;    // `lp` answers: CBC time limit
   std::size_t memory_bytes = std::size_t(4) << 30;
   bool keep_workdirs = false;
+  // ORGEval's missing-lb insertion (§5.2) rewrites model answers; --oracle turns it off so that the
+  // reference programs are scored as written (with it, every `model.addVars(...)` without lb= breaks).
+  bool orgeval_lb_quirk = true;
 };
 
 // Defaults from the environment: TREX_PYTHON_SHIM / <source>/python/shim, TREX_BIN / this executable.
@@ -43,7 +46,8 @@ Outcome score_response(const Benchmark& bench, const BenchItem& item, AnswerStyl
 
 // The report's code rewriting, exposed for tests.
 std::string rewrite_solver_code(std::string code, const std::string& data_json_path);
-std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp);
+std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp,
+                                 bool lb_quirk = true);
 
 // Objective comparison: the report's rule (absolute 1e-6, inclusive) and the relative column.
 bool objective_matches(double predicted, double gold);
