@@ -1,0 +1,42 @@
+// The `trex run` report: report.md and a self-contained report.html with the route x test-bucket Pass@1
+// table (the report's numbers quoted beside ours as context), loss curves, per-stage throughput and MFU,
+// expert-load balance, and the data manifest summary. Every number printed is computed from a results
+// file and listed in report_numbers.json with its source, so a test can trace each one.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "util/jsonl.hpp"
+
+namespace trex::pipeline {
+
+struct RouteResults {
+  std::string key;                      // base, sft_only, cpt_sft
+  std::string label;                    // "Base (random init)", ...
+  std::filesystem::path results_jsonl;  // trex eval's per-item results
+  std::vector<std::filesystem::path> metrics_jsonl;  // training logs (stages in order), may be empty
+};
+
+struct ReportInputs {
+  std::filesystem::path run_dir;
+  std::filesystem::path test_jsonl;     // synth's held-out set (metadata.difficulty per id)
+  std::filesystem::path manifest_json;  // synth's manifest
+  std::filesystem::path run_json;       // stage records
+  std::vector<RouteResults> routes;
+  std::string preset;
+};
+
+struct BucketScore {
+  int n = 0, successes = 0;
+  double pass1() const { return n ? 100.0 * successes / n : 0.0; }
+};
+
+// Pass@1 per bucket ("small", "medium", ..., "all") from results.jsonl joined with test.jsonl.
+std::vector<std::pair<std::string, BucketScore>> bucket_scores(const std::filesystem::path& results_jsonl,
+                                                               const std::filesystem::path& test_jsonl);
+
+// Writes report.md, report.html, report_numbers.json and the SVG figures into run_dir.
+void write_report(const ReportInputs& in);
+
+}  // namespace trex::pipeline

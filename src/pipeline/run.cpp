@@ -1,0 +1,225 @@
+// The embedded default pipeline: stage list, the small glue steps between stages (SFT selection, base
+// weights, prompts), run.json and the report.
+#include "pipeline/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "model/checkpoint.hpp"
+#include "model/config.hpp"
+#include "model/model.hpp"
+#include "pipeline/report.hpp"
+#include "pipeline/stages.hpp"
+#include "text/tokenizer.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/jsonl.hpp"
+#include "util/log.hpp"
+
+namespace trex::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Plan {
+  int synth_count, test_count, vocab, cpt_steps, sft_steps, seq_len, micro_batch, max_new_tokens;
+};
+
+Plan make_plan(const RunOptions& o) {
+  Plan p{};
+  if (o.quick) {
+    p = {60, 8, 512, 3, 3, 128, 2, 24};
+  } else {
+    // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, training the rest
+    // (CPT and SFT steps split 60/40 between the two routes' training), generation and eval a few minutes.
+    double scale = std::max(0.2, o.budget_minutes / 25.0);
+    p = {int(2000 * scale), 60, 2048, int(300 * scale), int(200 * scale), 384, 4, 256};
+  }
+  if (o.synth_count > 0) p.synth_count = o.synth_count;
+  if (o.test_count > 0) p.test_count = o.test_count;
+  if (o.cpt_steps > 0) p.cpt_steps = o.cpt_steps;
+  if (o.sft_steps > 0) p.sft_steps = o.sft_steps;
+  if (o.seq_len > 0) p.seq_len = o.seq_len;
+  if (o.micro_batch > 0) p.micro_batch = o.micro_batch;
+  if (o.max_new_tokens > 0) p.max_new_tokens = o.max_new_tokens;
+  return p;
+}
+
+// The SFT set the tiny model learns: the native LP answer style (task lp_structure).
+void select_lp_sft(const fs::path& in, const fs::path& out) {
+  JsonlReader r(in);
+  JsonlWriter w(out);
+  while (auto j = r.next()) {
+    const Json& md = (*j)["metadata"];
+    if (md.is_object() && md.value("task", "") == "lp_structure") w.write(Json{{"messages", (*j)["messages"]}});
+  }
+  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no lp_structure samples to train SFT on");
+  w.commit();
+}
+
+// Prompts for generation: the test item's problem as the single user message (as in training).
+void write_prompts(const fs::path& test, const fs::path& out) {
+  JsonlReader r(test);
+  JsonlWriter w(out);
+  while (auto j = r.next())
+    w.write(Json{{"id", (*j)["id"]}, {"messages", Json::array({Json{{"role", "user"}, {"content", (*j)["problem"]}}})}});
+  w.commit();
+}
+
+// Responses for `trex eval --responses`: id + response text from whatever `trex generate` wrote.
+void to_responses(const fs::path& generated, const fs::path& out) {
+  JsonlReader r(generated);
+  JsonlWriter w(out);
+  while (auto j = r.next()) {
+    std::string text;
+    for (const char* k : {"response", "completion", "text", "output"})
+      if (j->contains(k) && (*j)[k].is_string()) {
+        text = (*j)[k];
+        break;
+      }
+    w.write(Json{{"id", (*j)["id"]}, {"response", text}});
+  }
+  w.commit();
+}
+
+fs::path latest_checkpoint(const fs::path& train_out) {
+  fs::path marker = train_out / "latest";
+  if (!fs::exists(marker)) throw Error("no checkpoint in " + train_out.string());
+  std::string name = read_file(marker);
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  return train_out / name;
+}
+
+}  // namespace
+
+fs::path run_pipeline(const RunOptions& o) {
+  auto t0 = std::chrono::steady_clock::now();
+  fs::path out = fs::absolute(o.out);
+  fs::create_directories(out);
+  fs::path bin = o.trex_bin.empty() ? fs::read_symlink("/proc/self/exe") : o.trex_bin;
+  StageRunner runner(bin, out);
+  Plan p = make_plan(o);
+  std::string seed = std::to_string(o.seed);
+  Json stages = Json::array();
+  auto record = [&](const StageRecord& r) { stages.push_back(r.json); };
+  auto glue = [&](const std::string& name, const std::vector<fs::path>& outputs, const std::function<void()>& fn) {
+    bool done = std::all_of(outputs.begin(), outputs.end(), [](const fs::path& f) { return fs::exists(f); });
+    auto g0 = std::chrono::steady_clock::now();
+    if (!done) fn();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
+    Json j = {{"name", name}, {"status", "done"}, {"skipped", done}, {"seconds", s}, {"outputs", Json::array()}};
+    for (auto& f : outputs) j["outputs"].push_back(f.string());
+    stages.push_back(j);
+  };
+
+  fs::path data = out / "data";
+  record(runner.run({"synth",
+                     {"synth", "--count", std::to_string(p.synth_count), "--seed", seed, "--out", data.string(),
+                      "--test-count", std::to_string(p.test_count), "--mix", "difficulty=small:1,medium:1", "--mix",
+                      "task=lp_structure:4,full_model:1,code_only:1,repair:1", "--no-progress"},
+                     {},
+                     {data / "sft.jsonl", data / "cpt.jsonl", data / "test.jsonl", data / "manifest.json"},
+                     o.seed}));
+  fs::path tok = out / "tokenizer.json";
+  record(runner.run({"tokenizer",
+                     {"tokenizer", "train", "-i", (data / "cpt.jsonl").string(), "-o", tok.string(), "--vocab-size",
+                      std::to_string(p.vocab)},
+                     {data / "cpt.jsonl"},
+                     {tok}}));
+  fs::path sft_lp = data / "sft_lp.jsonl";
+  glue("select-sft", {sft_lp}, [&] { select_lp_sft(data / "sft.jsonl", sft_lp); });
+  record(runner.run({"pack-cpt",
+                     {"data", "pack", "--mode", "cpt", "-t", tok.string(), "-i", (data / "cpt.jsonl").string(), "-o",
+                      (out / "packed" / "cpt").string(), "--seed", seed},
+                     {tok, data / "cpt.jsonl"},
+                     {out / "packed" / "cpt"},
+                     o.seed}));
+  record(runner.run({"pack-sft",
+                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_lp.string(), "-o",
+                      (out / "packed" / "sft").string(), "--seq-len", std::to_string(p.seq_len), "--truncate", "drop",
+                      "--seed", seed},
+                     {tok, sft_lp},
+                     {out / "packed" / "sft"},
+                     o.seed}));
+
+  // The base model: the preset with the trained tokenizer's vocabulary, randomly initialised once.
+  fs::path base = out / "ckpt-base";
+  glue("init-base", {base / "config.json"}, [&] {
+    model::ModelConfig cfg = model::ModelConfig::preset(o.preset);
+    cfg.vocab_size = int64_t(text::Tokenizer::load(tok).vocab_size());
+    cfg.validate();
+    model::Model m(cfg);
+    m.init(o.seed);
+    fs::create_directories(base);
+    model::save_weights(base, m.store(), cfg);
+  });
+
+  auto train = [&](const std::string& name, const std::string& mode, const fs::path& init, const fs::path& packed,
+                   int steps, const fs::path& dir) {
+    std::vector<std::string> args = {"train", "--mode", mode, "--init", init.string(), "--data", packed.string(),
+                                     "--out", dir.string(), "--steps", std::to_string(steps), "--seed", seed,
+                                     "--micro-batch", std::to_string(p.micro_batch), "--seq-len",
+                                     std::to_string(p.seq_len), "--save-every", "0", "--keep", "1", "--quiet"};
+    if (mode == "sft") args.push_back("--freeze-router");
+    record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed}));
+  };
+  fs::path ck_cpt = out / "train" / "cpt", ck_cpt_sft = out / "train" / "cpt_sft", ck_sft = out / "train" / "sft_only";
+  train("train-cpt", "cpt", base, out / "packed" / "cpt", p.cpt_steps, ck_cpt);
+  train("train-cpt-sft", "sft", latest_checkpoint(ck_cpt), out / "packed" / "sft", p.sft_steps, ck_cpt_sft);
+  train("train-sft-only", "sft", base, out / "packed" / "sft", p.sft_steps, ck_sft);
+
+  fs::path prompts = out / "eval" / "prompts.jsonl";
+  fs::create_directories(out / "eval");
+  glue("prompts", {prompts}, [&] { write_prompts(data / "test.jsonl", prompts); });
+
+  struct Route {
+    std::string key, label;
+    fs::path ckpt;
+    std::vector<fs::path> metrics;
+  };
+  std::vector<Route> routes = {{"base", "Base (random init)", base, {}},
+                               {"sft_only", "SFT only", latest_checkpoint(ck_sft), {ck_sft / "metrics.jsonl"}},
+                               {"cpt_sft", "CPT → SFT", latest_checkpoint(ck_cpt_sft),
+                                {ck_cpt / "metrics.jsonl", ck_cpt_sft / "metrics.jsonl"}}};
+  ReportInputs rin;
+  rin.run_dir = out;
+  rin.test_jsonl = data / "test.jsonl";
+  rin.manifest_json = data / "manifest.json";
+  rin.run_json = out / "run.json";
+  rin.preset = o.preset;
+  for (const auto& r : routes) {
+    fs::path gen = out / "eval" / (r.key + ".generated.jsonl");
+    record(runner.run({"generate-" + r.key,
+                       {"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input", prompts.string(),
+                        "--output", gen.string(), "--max-tokens", std::to_string(p.max_new_tokens), "--temperature",
+                        "0"},
+                       {r.ckpt, prompts, tok},
+                       {gen}}));
+    fs::path responses = out / "eval" / (r.key + ".responses.jsonl");
+    glue("responses-" + r.key, {responses}, [&] { to_responses(gen, responses); });
+    fs::path eval_dir = out / "eval" / r.key;
+    record(runner.run({"eval-" + r.key,
+                       {"eval", "--responses", responses.string(), "--benchmarks", (data / "test.jsonl").string(),
+                        "--style", "lp", "--out", eval_dir.string(), "--concurrency", "2", "--json"},
+                       {responses, data / "test.jsonl"},
+                       {eval_dir / "summary.json"}}));
+    rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics});
+  }
+
+  Json run = {{"preset", o.preset},
+              {"seed", o.seed},
+              {"budget_minutes", o.budget_minutes},
+              {"plan",
+               {{"synth_count", p.synth_count}, {"test_count", p.test_count}, {"vocab", p.vocab},
+                {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len},
+                {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}}},
+              {"stages", stages},
+              {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+  write_file_atomic(out / "run.json", run.dump(2) + "\n");
+  write_report(rin);
+  log::info("report: {}", (out / "report.md").string());
+  return out / "report.md";
+}
+
+}  // namespace trex::pipeline

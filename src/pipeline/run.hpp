@@ -1,0 +1,28 @@
+// `trex run`: the whole T-Rex pipeline on an embedded default (ARCHITECTURE.md data flow):
+// synth -> tokenizer -> pack -> CPT -> SFT (from CPT, and from base for comparison) -> generate -> eval
+// -> report. Each stage is its own trex subcommand (see stages.hpp); finished stages are skipped on rerun.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace trex::pipeline {
+
+struct RunOptions {
+  std::string preset = "tiny";
+  std::filesystem::path out = "runs/default";
+  double budget_minutes = 25.0;  // training steps are sized to fit this on 2 cores
+  uint64_t seed = 1234;
+  // Sizes (0 = derived from the budget).
+  int synth_count = 0, test_count = 0;
+  int cpt_steps = 0, sft_steps = 0;
+  int seq_len = 0, micro_batch = 0;
+  int max_new_tokens = 0;
+  std::filesystem::path trex_bin;  // default: this executable
+  bool quick = false;              // a shortened run (tests): tiny data, a few steps
+};
+
+// Runs (or resumes) the pipeline and writes run.json, report.md and report.html into options.out.
+// Returns the path of report.md. Throws trex::Error naming the failed stage and its log.
+std::filesystem::path run_pipeline(const RunOptions& options);
+
+}  // namespace trex::pipeline

@@ -1,0 +1,44 @@
+// The stage runner behind `trex run`: each stage is one trex subcommand run as a child process (so
+// every stage is exactly what its own subcommand does, and can be rerun alone), with its inputs,
+// outputs, seed and timing recorded. A stage whose record matches (same command line, same input
+// fingerprints, outputs present) is skipped on rerun.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "util/jsonl.hpp"
+
+namespace trex::pipeline {
+
+struct Stage {
+  std::string name;                           // e.g. "synth", "train-cpt"
+  std::vector<std::string> args;              // trex subcommand and its arguments
+  std::vector<std::filesystem::path> inputs;  // files/folders whose content the stage depends on
+  std::vector<std::filesystem::path> outputs; // files/folders the stage must leave behind
+  uint64_t seed = 0;
+};
+
+struct StageRecord {
+  std::string name;
+  bool skipped = false;
+  double seconds = 0.0;
+  Json json;  // what goes into run.json
+};
+
+class StageRunner {
+ public:
+  // trex_bin: the executable to run stages with; run_dir: the run's folder (records in stages/, logs in logs/).
+  StageRunner(std::filesystem::path trex_bin, std::filesystem::path run_dir);
+
+  // Runs (or skips) a stage; throws trex::Error naming the stage and its log on failure.
+  StageRecord run(const Stage& stage);
+
+  // Fingerprint of files/folders (sizes + SHA-256 of contents), for skip decisions.
+  static std::string fingerprint(const std::vector<std::filesystem::path>& paths);
+
+ private:
+  std::filesystem::path bin_, dir_;
+};
+
+}  // namespace trex::pipeline
