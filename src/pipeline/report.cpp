@@ -143,7 +143,7 @@ void write_report(const ReportInputs& in) {
         "B4O-ORGEval; from configs/trex_report_numbers.json): CPT→SFT " +
         t.num(71.81, 2, "configs/trex_report_numbers.json", "report cpt_sft average") + ", SFT only " +
         t.num(66.44, 2, "configs/trex_report_numbers.json", "report sft_only average") +
-        ". Ours is a " + in.preset + " model trained for minutes on 2 CPU cores from random weights: the comparison, "
+        ". Ours is a " + in.preset + " model trained for minutes on two CPU cores from random weights: the comparison, "
         "not the level, is what carries over.\n\n";
 
   // --- Loss curves.
@@ -215,8 +215,8 @@ void write_report(const ReportInputs& in) {
       }
     }
   if (!load_md.empty())
-    md += "## Expert-load balance\n\nMax over mean tokens per routed expert at the last step (1.00 = perfectly "
-          "balanced; auxiliary-loss-free bias updates every step).\n\n| stage | max/mean |\n|---|---:|\n" + load_md + "\n";
+    md += "## Expert-load balance\n\nMax over mean tokens per routed expert at the last step (perfect balance gives exactly one; "
+          "auxiliary-loss-free bias updates every step).\n\n| stage | max/mean |\n|---|---:|\n" + load_md + "\n";
 
   // --- Data manifest summary.
   if (fs::exists(in.manifest_json)) {
