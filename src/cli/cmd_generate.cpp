@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "infer/chat_template.hpp"
 #include "infer/engine.hpp"
 #include "util/jsonl.hpp"
 #include "util/progress.hpp"
@@ -50,25 +49,13 @@ GenOptions record_options(const GenerateOpts& o, const Json& rec, const trex::So
   return g;
 }
 
-std::string record_prompt(const GenerateOpts& o, const Json& rec, const trex::SourceLocation& where) {
-  if (rec.contains("messages")) {
-    std::vector<ChatTurn> turns;
-    const Json& ms = rec["messages"];
-    if (!ms.is_array() || ms.empty()) trex::fail_at(where, "'messages' must be a non-empty array");
-    for (const auto& m : ms) {
-      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
-          !m["content"].is_string())
-        trex::fail_at(where, "each message needs string 'role' and 'content'");
-      turns.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
-    }
-    try {
-      return format_chat_prompt(turns);
-    } catch (const trex::Error& e) {
-      trex::fail_at(where, e.message());
-    }
-  }
+// The prompt ids of a record: chat template for "messages" (or "prompt" with --chat), raw text otherwise.
+std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const Json& rec,
+                                   const trex::SourceLocation& where) {
+  if (rec.contains("messages")) return e.chat_prompt(trex::text::parse_messages(rec["messages"], where));
   std::string p = trex::require_string(rec, "prompt", where);
-  return o.chat ? format_chat_prompt({{"user", p}}) : p;
+  if (o.chat) return e.chat_prompt({{"user", p, ""}});
+  return e.tokenizer().encode(p);
 }
 
 int run(const GenerateOpts& o) {
@@ -87,19 +74,20 @@ int run(const GenerateOpts& o) {
     records.push_back(Json{{"prompt", o.prompt}});
     where.push_back({"--prompt", 0, 0});
   }
-  std::vector<std::string> prompts;
   std::vector<GenOptions> gopts;
   for (size_t i = 0; i < records.size(); ++i) {
-    prompts.push_back(record_prompt(o, records[i], where[i]));
+    if (!records[i].contains("messages")) trex::require_string(records[i], "prompt", where[i]);
     gopts.push_back(record_options(o, records[i], where[i]));
   }
   auto engine = Engine::load(o.ckpt, o.tokenizer, o.max_context);
+  std::vector<std::vector<int32_t>> prompts;
+  for (size_t i = 0; i < records.size(); ++i) prompts.push_back(record_prompt(o, *engine, records[i], where[i]));
   std::unique_ptr<trex::JsonlWriter> writer;
   if (!o.output.empty()) writer = std::make_unique<trex::JsonlWriter>(o.output);
   trex::ProgressBar bar("generate", int64_t(records.size()), !o.output.empty());
   int64_t total_tokens = 0;
   for (size_t i = 0; i < records.size(); ++i) {
-    GenOutput g = engine->generate_text(prompts[i], gopts[i]);
+    GenOutput g = engine->generate(prompts[i], gopts[i]);
     total_tokens += int64_t(g.tokens.size());
     Json out = {{"index", i}};
     if (records[i].contains("id")) out["id"] = records[i]["id"];

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "infer/chat_template.hpp"
 #include "model/checkpoint.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -43,7 +42,7 @@ CheckpointPaths resolve_checkpoint(const fs::path& dir_in, const fs::path& token
 }
 
 Engine::Engine(model::ModelConfig cfg, text::Tokenizer tok)
-    : cfg_(std::move(cfg)), tok_(std::move(tok)), model_(std::make_unique<model::Model>(cfg_)) {}
+    : cfg_(std::move(cfg)), tok_(std::move(tok)), chat_(tok_), model_(std::make_unique<model::Model>(cfg_)) {}
 
 std::unique_ptr<Engine> Engine::load(const fs::path& ckpt, const fs::path& tokenizer, int max_context) {
   CheckpointPaths p = resolve_checkpoint(ckpt, tokenizer);
@@ -175,6 +174,15 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
+std::vector<int32_t> Engine::chat_prompt(const std::vector<text::ChatMessage>& messages) const {
+  return chat_.encode_prompt(messages, false);
+}
+
+GenOutput Engine::generate_chat(const std::vector<text::ChatMessage>& messages, const GenOptions& opt,
+                                const DeltaCallback& on_delta) {
+  return generate(chat_prompt(messages), opt, on_delta);
+}
+
 GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const DeltaCallback& on_delta) {
   GenOptions opt;
   opt.sampling.temperature = r.temperature;
@@ -186,7 +194,9 @@ GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const
   // JSON needs valid UTF-8; a model can emit any bytes, so invalid sequences become U+FFFD.
   DeltaCallback clean;
   if (on_delta) clean = [&](const std::string& d) { return on_delta(sanitize_utf8(d)); };
-  GenOutput g = engine_->generate_text(format_chat_prompt(r.messages), opt, clean);
+  std::vector<text::ChatMessage> msgs;
+  for (const auto& m : r.messages) msgs.push_back({m.role, m.content, ""});
+  GenOutput g = engine_->generate_chat(msgs, opt, clean);
   GenerationResult res;
   res.text = sanitize_utf8(g.text);
   res.finish_reason = g.finish_reason;

@@ -20,6 +20,7 @@
 #include "infer/chat_server.hpp"
 #include "infer/sampler.hpp"
 #include "model/model.hpp"
+#include "text/chat_template.hpp"
 #include "text/tokenizer.hpp"
 
 namespace trex::infer {
@@ -62,10 +63,16 @@ class Engine {
   // stop string, never a split UTF-8 character); returning false stops generation.
   GenOutput generate(const std::vector<int32_t>& prompt, const GenOptions& opt, const DeltaCallback& on_delta = {});
   GenOutput generate_text(const std::string& prompt, const GenOptions& opt, const DeltaCallback& on_delta = {});
+  // Chat: the prompt is the DeepSeek-V4 template's generation prompt (text::ChatTemplate, chat mode; message
+  // text never parsed for special tokens, as in training).
+  GenOutput generate_chat(const std::vector<text::ChatMessage>& messages, const GenOptions& opt,
+                          const DeltaCallback& on_delta = {});
+  std::vector<int32_t> chat_prompt(const std::vector<text::ChatMessage>& messages) const;
 
  private:
   model::ModelConfig cfg_;
   text::Tokenizer tok_;
+  text::ChatTemplate chat_;
   std::unique_ptr<model::Model> model_;
   int max_context_ = 2048;
   std::mutex mu_;  // one model call at a time

@@ -5,7 +5,6 @@
 
 #include <fstream>
 
-#include "infer/chat_template.hpp"
 #include "infer/engine.hpp"
 #include "infer_test_util.hpp"
 #include "util/jsonl.hpp"
@@ -13,15 +12,6 @@
 using namespace trex::infer;
 using namespace trex::infer::testing;
 namespace fs = std::filesystem;
-
-TEST(ChatTemplate, DeepSeekV4Format) {
-  std::string p = format_chat_prompt({{"system", "S"}, {"user", "u1"}, {"assistant", "a1"}, {"user", "u2"}});
-  EXPECT_EQ(p, "<｜begin▁of▁sentence｜>S<｜User｜>u1<｜Assistant｜></think>a1<｜end▁of▁sentence｜><｜User｜>u2"
-               "<｜Assistant｜></think>");
-  EXPECT_EQ(format_chat_prompt({{"user", "x"}}, true), "<｜begin▁of▁sentence｜><｜User｜>x<｜Assistant｜><think>");
-  EXPECT_THROW(format_chat_prompt({{"robot", "x"}}), trex::Error);
-  EXPECT_THROW(format_chat_prompt({}), trex::Error);
-}
 
 TEST(Engine, ResolvesTrainerLatestAndRejectsMissing) {
   fs::path ck = micro_checkpoint();
@@ -45,8 +35,8 @@ TEST(Engine, GreedyDeterministicMaxTokensAndStop) {
   GenOptions g;
   g.sampling.temperature = 0;
   g.max_tokens = 12;
-  std::string prompt = format_chat_prompt({{"user", "Minimise cost subject to x + y >= 3."}});
-  GenOutput a = e->generate_text(prompt, g), b = e->generate_text(prompt, g);
+  std::vector<int32_t> prompt = e->chat_prompt({{"user", "Minimise cost subject to x + y >= 3.", ""}});
+  GenOutput a = e->generate(prompt, g), b = e->generate(prompt, g);
   EXPECT_EQ(a.tokens, b.tokens);
   EXPECT_EQ(a.text, b.text);
   ASSERT_FALSE(a.tokens.empty());
@@ -55,7 +45,7 @@ TEST(Engine, GreedyDeterministicMaxTokensAndStop) {
     EXPECT_EQ(a.finish_reason, "length");
   }
   // greedy continuation equals the argmax of the full-sequence forward at each step
-  std::vector<int32_t> ctx = e->tokenizer().encode(prompt);
+  std::vector<int32_t> ctx = prompt;
   for (int32_t t : a.tokens) {
     auto logits = e->next_logits(ctx);
     EXPECT_EQ(argmax(std::span<const float>(logits.data(), e->tokenizer().vocab_size())), t);
@@ -67,7 +57,7 @@ TEST(Engine, GreedyDeterministicMaxTokensAndStop) {
     GenOptions gs = g;
     gs.stop = {stop};
     std::string streamed;
-    GenOutput s = e->generate_text(prompt, gs, [&](const std::string& d) {
+    GenOutput s = e->generate(prompt, gs, [&](const std::string& d) {
       streamed += d;
       return true;
     });
@@ -79,7 +69,7 @@ TEST(Engine, GreedyDeterministicMaxTokensAndStop) {
   GenOptions t;
   t.sampling = {0.8, 0.9, 20, 5};
   t.max_tokens = 8;
-  EXPECT_EQ(e->generate_text(prompt, t).tokens, e->generate_text(prompt, t).tokens);
+  EXPECT_EQ(e->generate(prompt, t).tokens, e->generate(prompt, t).tokens);
 }
 
 TEST(Engine, SanitizeUtf8) {
@@ -101,7 +91,7 @@ TEST(GenerateCli, JsonlBatchMatchesEngineAndBadInputFails) {
   GenOptions g;
   g.sampling.temperature = 0;
   g.max_tokens = 6;
-  GenOutput ea = e->generate_text(format_chat_prompt({{"user", "Maximise profit."}}), g);
+  GenOutput ea = e->generate_chat({{"user", "Maximise profit.", ""}}, g);
   g.max_tokens = 3;
   GenOutput eb = e->generate_text("x + y <= 4", g);
   trex::JsonlReader rd(out);
