@@ -150,7 +150,9 @@ TEST(ChatServer, MalformedRequestsGetOpenAIErrorsAndServerKeepsServing) {
     ASSERT_TRUE(j.contains("error")) << r->body;
     EXPECT_TRUE(j["error"]["message"].is_string());
     EXPECT_EQ(j["error"]["type"], "invalid_request_error");
-    if (!c.param.empty()) EXPECT_EQ(j["error"]["param"], c.param) << c.body;
+    if (!c.param.empty()) {
+      EXPECT_EQ(j["error"]["param"], c.param) << c.body;
+    }
   }
   auto unknown = f.client.Get("/v1/nothing");
   ASSERT_TRUE(unknown);
