@@ -1,7 +1,8 @@
 // ORGEval check on the 394 B40 ORGEval reference LPs (benchmarks/bench4opt_orgeval.jsonl): each is
 // equivalent to itself except BENCH4OPT_286/287/360/361 (sufficiency), the self-check classes are
 // 370 / 20 / 4, renamed and shuffled copies are equivalent, and mutations chosen under ORGEval's
-// rules (equivalence_test_util.hpp) are caught with the expected reason. The fast WL path is compared with the reference path on every
+// rules (equivalence_test_util.hpp) are caught with the expected reason; copies and mutations are
+// checked as IR and again after write -> read through the LP writer and reader. The fast WL path is compared with the reference path on every
 // file. Sharded so ctest -j2 runs the shards in parallel.
 #include <gtest/gtest.h>
 
@@ -54,6 +55,8 @@ void expect_same_verdict(const EquivalenceResult& got, const EquivalenceResult& 
   EXPECT_EQ(got.sufficient_msg, want.sufficient_msg) << what;
 }
 
+Model write_read(const Model& m) { return read_lp_string(write_lp_string(m), m.name + ".lp"); }
+
 class OrgevalReferenceShard : public ::testing::TestWithParam<int> {};
 
 TEST_P(OrgevalReferenceShard, SelfCopiesAndMutations) {
@@ -89,6 +92,7 @@ TEST_P(OrgevalReferenceShard, SelfCopiesAndMutations) {
     trex::Rng rng = trex::Rng::derive(20261129, i);
     const Model copy = renamed_shuffled(m, rng);
     expect_same_verdict(check_equivalence(m, copy), self, "renamed/shuffled copy");
+    expect_same_verdict(check_equivalence(m, write_read(copy)), self, "renamed/shuffled copy, written and read");
 
     ++files["all"];
     for (const std::string& kind : mutation_kinds()) {
@@ -98,6 +102,9 @@ TEST_P(OrgevalReferenceShard, SelfCopiesAndMutations) {
       const EquivalenceResult r = check_equivalence(m, mut->model);
       EXPECT_FALSE(r.equivalent) << mut->what;
       EXPECT_EQ(r.reason, mut->expected_reason) << mut->what;
+      const EquivalenceResult rw = check_equivalence(m, write_read(mut->model));
+      EXPECT_FALSE(rw.equivalent) << mut->what << " (written and read)";
+      EXPECT_EQ(rw.reason, mut->expected_reason) << mut->what << " (written and read)";
     }
   }
   // Every kind finds a qualifying candidate in every reference file (see docs/lp-equiv.md).

@@ -127,7 +127,8 @@ inline BoundTargets bound_targets(const Model& m) {
 // variable and row counts after normalisation stay and the local colour sets change (expected
 // reason wl_check), or, for remove_row, when the row count drops by one (cons_num_check).
 //  coefficient: a row term a -> 2a ± 0.75 (a change float32 "%.6f" always sees);
-//  bound: a declared bound N1 does not overwrite -> a fresh value; else (every variable bounded by
+//  bound: a declared bound N1 does not overwrite -> a fresh value (binaries: ub 1 -> 0 or lb 0 -> 1);
+//         else (every variable bounded by
 //         singleton rows on both sides) the rhs of a singleton <= / >= row -> a fresh bound value;
 //  type: continuous <-> integer, binary -> integer (same [0,1] bounds);
 //  sense: <= -> >=, >= -> <=, = -> >=;  remove_row: erase one row.
@@ -170,7 +171,15 @@ inline std::optional<Mutation> mutate(const Model& m, const std::string& kind, R
       Variable& var = x.vars[v];
       const double fresh = 4321.125 + double(rng.uniform_int(0, 1000));
       std::string what = "variable " + var.name + ": ";
-      if (!targets.ub[v]) {
+      if (var.type == VarType::Binary) {  // stay inside [0, 1] (an LP file cannot say otherwise)
+        if (!targets.ub[v]) {
+          what += "ub " + std::to_string(var.ub) + " -> 0";
+          var.ub = 0.0;
+        } else {
+          what += "lb " + std::to_string(var.lb) + " -> 1";
+          var.lb = 1.0;
+        }
+      } else if (!targets.ub[v]) {
         const double lo = std::isfinite(var.lb) ? var.lb : 0.0;
         what += "ub " + std::to_string(var.ub) + " -> ";
         var.ub = lo + fresh;
