@@ -31,7 +31,8 @@ std::filesystem::path write_checkpoint(const fs::path& out, int64_t step, const 
   std::vector<model::TensorToWrite> t(2);
   t[0] = {"m", model::DType::F32, {int64_t(w.m.size())}, std::as_bytes(w.m)};
   t[1] = {"v", model::DType::F32, {int64_t(w.v.size())}, std::as_bytes(w.v)};
-  model::write_safetensors(tmp / "optimizer.safetensors", t, {{"format", "trex-optimizer"}});
+  fs::create_directories(tmp / "optimizer");  // a subfolder: weight loaders glob the step folder's *.safetensors
+  model::write_safetensors(tmp / "optimizer" / "optimizer.safetensors", t, {{"format", "trex-optimizer"}});
   write_file_atomic(tmp / "trainer_state.json", w.state.dump(1) + "\n");
   // Same step written again (e.g. a resumed run re-saving): replace the old folder.
   fs::remove_all(final_dir, ec);
@@ -58,7 +59,7 @@ std::optional<fs::path> latest_checkpoint(const fs::path& out) {
   if (name.rfind("step-", 0) != 0 || name.find('/') != std::string::npos)
     throw Error(fmt::format("{}: does not name a step folder ('{}')", p.string(), name));
   fs::path dir = out / name;
-  for (const char* f : {"model.safetensors", "config.json", "optimizer.safetensors", "trainer_state.json"})
+  for (const char* f : {"model.safetensors", "config.json", "optimizer/optimizer.safetensors", "trainer_state.json"})
     if (!fs::exists(dir / f)) throw Error(fmt::format("{}: checkpoint {} lacks {}", p.string(), dir.string(), f));
   return dir;
 }
@@ -71,7 +72,7 @@ void remove_partial_checkpoints(const fs::path& out) {
 }
 
 void load_optimizer_state(const fs::path& dir, std::span<float> m, std::span<float> v) {
-  auto f = model::SafetensorsFile::open(dir / "optimizer.safetensors");
+  auto f = model::SafetensorsFile::open(dir / "optimizer" / "optimizer.safetensors");
   auto load = [&](const char* name, std::span<float> dst) {
     auto view = f.view(name);
     if (view.info->dtype != model::DType::F32 || view.bytes.size() != dst.size_bytes())

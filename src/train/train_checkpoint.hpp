@@ -1,5 +1,5 @@
 // Trainer checkpoints on disk. OUT/step-00000042/ holds model.safetensors + config.json (F32 weights, the
-// model module's format), optimizer.safetensors (flat moments "m" and "v") and trainer_state.json (step,
+// model module's format), optimizer/optimizer.safetensors (flat moments "m" and "v") and trainer_state.json (step,
 // data-loader position, spike-guard window, metrics so far, the options that must match on resume).
 // A checkpoint is written into OUT/.tmp-step-00000042/ and renamed into place when complete; OUT/latest
 // (the folder name, written atomically) is updated last, then folders beyond the newest `keep` are removed.
