@@ -228,6 +228,15 @@ class Lexer {
         while (j < text_.size() && is_blank(text_[j])) ++j;
         if (match_phrase(text_, j, "multi-objectives") > 0) fail(t, "multi-objective models are not supported");
       }
+      if (p.kw != Kw::Minimize && p.kw != Kw::Maximize && p.kw != Kw::SubjectTo) {
+        // "bin z" in a Generals list could be a variable named bin or a section switch: refuse.
+        size_t j = i + len;
+        while (j < text_.size() && (is_blank(text_[j]) || text_[j] == '\r')) ++j;
+        if (j < text_.size() && text_[j] != '\n' && text_[j] != '\\')
+          fail(t, "'" + std::string(text_.substr(i, len)) +
+                      "' at the start of a line is a section keyword and must stand alone on its line "
+                      "(a variable cannot be named like a keyword there)");
+      }
       kw_ = p.kw;
       return len;
     }
