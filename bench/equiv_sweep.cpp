@@ -1,6 +1,6 @@
 // Equivalence sweep benchmark: reads the 394 B40 ORGEval reference LPs and checks each against
 // itself with the ORGEval structural check, printing per-file and total times (reading and checking
-// separately), then the same sweep on 2 threads. No peer: upstream's check needs gurobipy.
+// separately; best of 3 passes per file), then the same sweep on 2 threads. No peer: upstream's check needs gurobipy.
 // Usage: bench_equiv_sweep [BENCHMARKS_DIR] (default $TREX_BENCHMARKS).
 #include <algorithm>
 #include <atomic>
@@ -39,19 +39,30 @@ int main(int argc, char** argv) {
       items.push_back({trex::require_string(*rec, "id", reader.where()),
                        dir / trex::require_string(*rec, "lp_file", reader.where()), {}, 0, 0, {}});
 
-    // Sequential: read, then self-check, timed per file.
-    double read_total = 0, check_total = 0;
+    // Sequential passes (3, the machine is shared): read, then self-check, timed per file; per-file
+    // figures are the best of the passes, totals are given for the best and the worst pass.
+    constexpr int kPasses = 3;
+    double read_best = 1e30, read_worst = 0, check_best = 1e30, check_worst = 0;
+    for (int pass = 0; pass < kPasses; ++pass) {
+      double read_total = 0, check_total = 0;
+      for (Item& it : items) {
+        trex::Timer t;
+        it.model = trex::lp::read_lp_file(it.path);
+        const double read_ms = t.millis();
+        t.reset();
+        it.result = trex::lp::check_equivalence(it.model, it.model);
+        const double check_ms = t.millis();
+        it.read_ms = pass == 0 ? read_ms : std::min(it.read_ms, read_ms);
+        it.check_ms = pass == 0 ? check_ms : std::min(it.check_ms, check_ms);
+        read_total += read_ms;
+        check_total += check_ms;
+      }
+      read_best = std::min(read_best, read_total), read_worst = std::max(read_worst, read_total);
+      check_best = std::min(check_best, check_total), check_worst = std::max(check_worst, check_total);
+    }
     std::map<std::string, int> verdicts;
     std::printf("%-14s %6s %6s %6s %9s %9s  %s\n", "id", "vars", "rows", "rounds", "read_ms", "check_ms", "verdict");
-    for (Item& it : items) {
-      trex::Timer t;
-      it.model = trex::lp::read_lp_file(it.path);
-      it.read_ms = t.millis();
-      t.reset();
-      it.result = trex::lp::check_equivalence(it.model, it.model);
-      it.check_ms = t.millis();
-      read_total += it.read_ms;
-      check_total += it.check_ms;
+    for (const Item& it : items) {
       const std::string verdict = it.result.equivalent ? "equivalent" : "not equivalent (" + it.result.reason + ")";
       ++verdicts[verdict];
       std::printf("%-14s %6d %6d %6d %9.3f %9.3f  %s\n", it.id.c_str(), it.model.num_vars(), it.model.num_rows(),
@@ -89,8 +100,8 @@ int main(int argc, char** argv) {
 
     std::printf("\n=== equivalence sweep: %zu self-checks (trex only; no peer: upstream ORGEval needs gurobipy)\n",
                 items.size());
-    std::printf("1 thread : check %.3f s, read %.3f s, read+check %.3f s\n", check_total / 1e3, read_total / 1e3,
-                (check_total + read_total) / 1e3);
+    std::printf("1 thread : check %.3f s (worst of %d passes %.3f s), read %.3f s (worst %.3f s)\n", check_best / 1e3,
+                kPasses, check_worst / 1e3, read_best / 1e3, read_worst / 1e3);
     std::printf("2 threads: check %.3f s, read+check %.3f s (target: all checks < 1 s on 2 cores)\n", par_check,
                 par_both);
     return 0;

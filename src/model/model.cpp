@@ -444,7 +444,11 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
     float* dXo = I.arena.zeros(Nm * n * d);
     hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
     float* dXm = I.arena.zeros(Nm * n * d);
-    block_backward(c, I.mseq[size_t(i)], I.blocks[bi], ms.Xm, I.saved[bi], dXo, dXm);
+    {
+      const auto mark = I.arena.mark();  // the block's backward scratch is released right after
+      block_backward(c, I.mseq[size_t(i)], I.blocks[bi], ms.Xm, I.saved[bi], dXo, dXm);
+      I.arena.release(mark);
+    }
     float* dhn = I.arena.floats(Nm * n * d);
     nn::linear_backward(ms.hn, c.p(mo.h_proj), dXm, dhn, c.g(mo.h_proj), Nm * n, d, d);
     float* dXin = I.arena.floats(Nm * n * d);
@@ -476,7 +480,9 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
   for (int64_t l = Lm - 1; l >= 0; --l) {
     const float* Xin = l == 0 ? I.X0 : I.saved[size_t(l - 1)].Xout;
     float* dXin = I.arena.zeros(N * n * d);
+    const auto mark = I.arena.mark();
     block_backward(c, I.seq, I.blocks[size_t(l)], Xin, I.saved[size_t(l)], dX, dXin);
+    I.arena.release(mark);
     dX = dXin;
   }
   float* gE = c.g(I.embed);

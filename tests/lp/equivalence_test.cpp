@@ -338,6 +338,25 @@ TEST(OrgevalWl, IsolatedNodeAndRoundCap) {
   EXPECT_EQ(fast.refine(build_graph(normalized(two))).rounds, 2);
 }
 
+TEST(OrgevalWl, ParallelEdgesRepeat) {
+  // A term list naming x twice (the reader merges such terms; a hand-built IR may not) gives two
+  // parallel edges, each contributing its own neighbour string.
+  Model twice, once;
+  for (Model* m : {&twice, &once}) {
+    add_var(*m, "x", VarType::Continuous, 0, kInf, 1.0);
+    add_var(*m, "y", VarType::Continuous, 0, kInf, 2.0);
+  }
+  add_row(twice, "r", {{0, 1.0}, {0, 1.0}, {1, 1.0}}, RowSense::GE, 3.0);
+  add_row(once, "r", {{0, 1.0}, {1, 1.0}}, RowSense::GE, 3.0);
+  const Graph g = build_graph(normalized(twice));
+  EXPECT_EQ(g.offsets[1] - g.offsets[0], 2);  // x has two adjacency entries
+  WlRefiner fast;
+  const Colouring ref = wl_reference(g), f = fast.refine(g);
+  EXPECT_EQ(node_colours(ref), node_colours(f));
+  EXPECT_EQ(ref.rounds, 2);
+  EXPECT_EQ(check_equivalence(twice, once).reason, "wl_check");
+}
+
 TEST(OrgevalWl, LongPathNeedsManyRounds) {
   Model m;  // a path x0 - r0 - x1 - r1 - ... : classes split by distance to the ends
   const int n = 12;
@@ -362,6 +381,29 @@ TEST(OrgevalWl, FastPathEqualsReferenceOnRandomModels) {
     ASSERT_EQ(ref.rounds, f.rounds) << "model " << i;
     ASSERT_EQ(node_colours(ref), node_colours(f)) << "model " << i;
     ASSERT_EQ(sufficiency(g, ref), sufficiency(g, f)) << "model " << i;
+  }
+}
+
+TEST(OrgevalWl, WildValuesNeverBreakTheCheck) {
+  // NaN, infinities, values beyond float32 range, denormals: no crash, both WL paths agree, and a
+  // model is still equivalent to its renamed copy unless its own sufficiency fails.
+  const double wild[] = {std::numeric_limits<double>::quiet_NaN(), kInf, -kInf, 1e300, -3.5e38, 4e-320, -0.0, 1.0};
+  trex::Rng rng(99);
+  WlRefiner fast;
+  for (int i = 0; i < 100; ++i) {
+    Model m = random_model(rng, 10, 10);
+    for (Row& r : m.rows) {
+      for (Term& t : r.terms)
+        if (rng.bernoulli(0.3)) t.coef = wild[rng.uniform_int(0, 7)];
+      if (rng.bernoulli(0.3)) r.rhs = wild[rng.uniform_int(0, 7)];
+    }
+    for (Variable& v : m.vars)
+      if (rng.bernoulli(0.2)) v.ub = wild[rng.uniform_int(0, 7)];
+    const Graph g = build_graph(normalized(m));
+    const Colouring ref = wl_reference(g), f = fast.refine(g);
+    ASSERT_EQ(node_colours(ref), node_colours(f)) << "model " << i;
+    const EquivalenceResult self = check_equivalence(m, m);
+    EXPECT_TRUE(self.equivalent || self.reason == "sufficient_check") << "model " << i << ": " << self.reason;
   }
 }
 

@@ -358,6 +358,10 @@ TEST(LpReader, ErrorsNameLineAndColumn) {
   expect_error("min\n x\nst\n c: x <= 1\nbounds\n x <= 1\nst\n d: x <= 1\nEnd\n", 7, 1, "must come before");
   expect_error("min\n x\nmax\n y\nEnd\n", 3, 1, "second objective");
   expect_error("min\n x\nst\n c: x <= 1\nEnd\n junk\n", 6, 2, "after End");
+  expect_error("min\n x\nst\n c: x <= 1\nGenerals\n x\n bin z\nEnd\n", 7, 2, "must stand alone");
+  expect_error("min\n x\nst\n c: x <= 1\nBounds x <= 5\nEnd\n", 5, 1, "must stand alone");
+  expect_error("min\n x\nst\n c: x\n  end + y <= 1\nEnd\n", 5, 3, "must stand alone");
+  expect_error("min\n x\nst\n c: x <= 1\nEnd x\n", 5, 1, "must stand alone");
   expect_error("min\n x + inf\nst\nEnd\n", 2, 6, "keyword");
   expect_error("min\n x <= 3\nst\nEnd\n", 2, 4, "objective");
   expect_error("min\n x ] \nst\nEnd\n", 2, 4, "unexpected");
