@@ -35,6 +35,7 @@ RowMatrix build_row_matrix(const Model& model) {
         m.value.push_back(t.coef);
       }
     }
+    for (const Term& t : r.terms) slot[size_t(t.var)] = -1;  // positions move below; forget them
     // Leave out exact zeros (an explicit "0 x" or terms that cancelled); never a tolerance.
     int out = row_begin;
     for (int k = row_begin; k < int(m.index.size()); ++k) {

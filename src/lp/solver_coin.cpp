@@ -135,8 +135,9 @@ Feasibility check_feasible(const CoinArrays& a, const SolveOptions& options, con
   CbcModel cbc(si);
   cbc.setLogLevel(options.verbose ? 1 : 0);
   cbc.setUseElapsedTime(true);
-  if (deadline.limited) cbc.setMaximumSeconds(deadline.left());
   cbc.setMaximumSolutions(1);  // any integer point decides it
+  cbc.setMaximumNodes(kFeasibilityCheckNodes);  // see kFeasibilityCheckSeconds
+  cbc.setMaximumSeconds(std::min(kFeasibilityCheckSeconds, deadline.left()));
   CbcStrategyDefault strategy(1, 5, 0, 0);
   cbc.setStrategy(strategy);
   cbc.branchAndBound();
@@ -152,7 +153,7 @@ SolveStatus decide_unbounded(const CoinArrays& a, const SolveOptions& options, c
     case Feasibility::Infeasible: return SolveStatus::Infeasible;
     case Feasibility::Unknown: break;
   }
-  message = "the relaxation has no dual-feasible solution and the feasibility check did not finish";
+  message = "the relaxation has no dual-feasible solution and the integer feasibility check did not finish";
   return deadline.expired() ? SolveStatus::TimeLimit : SolveStatus::InfeasibleOrUnbounded;
 }
 

@@ -38,6 +38,8 @@ struct GlpkInput {
   bool mip = false;
   bool zero_objective = false;  // feasibility check: same constraints, objective 0
   bool verbose = false;
+  int node_limit = 0;          // > 0: stop branch and bound after this many nodes (feasibility check)
+  bool provoke_error = false;  // test only: make GLPK fail internally after building the problem
   int tm_lim_ms = INT_MAX;
 };
 
@@ -75,6 +77,14 @@ int term_hook(void* info, const char* s) {
     std::memcpy(tail + have, s, add + 1);
   }
   return 1;
+}
+
+// Branch-and-bound callback: enforces GlpkInput::node_limit (glp_intopt then returns GLP_ESTOP).
+void node_limit_callback(glp_tree* tree, void* info) {
+  if (glp_ios_reason(tree) != GLP_ISELECT) return;
+  int active = 0, current = 0, total = 0;
+  glp_ios_tree_size(tree, &active, &current, &total);
+  if (total >= *static_cast<const int*>(info)) glp_ios_terminate(tree);
 }
 
 [[noreturn]] void error_hook(void* info) { std::longjmp(static_cast<HookState*>(info)->env, 1); }
@@ -119,6 +129,7 @@ void run_glpk(const GlpkInput& in, GlpkOutput& out) {
     if (in.mip && in.col_int[j]) glp_set_col_kind(P, j + 1, GLP_IV);
   }
   if (in.nnz > 0) glp_load_matrix(P, in.nnz, in.ia, in.ja, in.ar);
+  if (in.provoke_error) glp_add_cols(P, 0);  // GLPK: "glp_add_cols: ncs = 0; invalid number of columns"
 
   glp_smcp smcp;
   glp_init_smcp(&smcp);
@@ -142,6 +153,10 @@ void run_glpk(const GlpkInput& in, GlpkOutput& out) {
     iocp.mir_cuts = GLP_ON;   // fixed-charge models (model_44/45) need them: > 60 s without, ~1 s with
     iocp.tm_lim = in.tm_lim_ms;
     if (in.zero_objective) iocp.mip_gap = 1.0;  // any integer point decides feasibility
+    if (in.node_limit > 0) {
+      iocp.cb_func = node_limit_callback;
+      iocp.cb_info = const_cast<int*>(&in.node_limit);
+    }
     out.ret = glp_intopt(P, &iocp);
     if (out.ret == 0 || out.ret == GLP_ETMLIM || out.ret == GLP_EMIPGAP) {
       out.status = glp_mip_status(P);
@@ -199,6 +214,14 @@ Outcome classify(const GlpkInput& in, const GlpkOutput& out) {
 }
 
 }  // namespace
+
+std::string glpk_provoke_internal_error() {
+  GlpkInput in;
+  in.provoke_error = true;
+  GlpkOutput out;
+  run_glpk(in, out);
+  return out.crashed ? crash_message(out) : std::string();
+}
 
 SolveResult solve_glpk(const Model& model, const SolveOptions& options) {
   const Timer timer;
@@ -267,6 +290,8 @@ SolveResult solve_glpk(const Model& model, const SolveOptions& options) {
   GlpkOutput feas;
   feas.x = x.data();
   in.zero_objective = true;
+  in.node_limit = kFeasibilityCheckNodes;  // see kFeasibilityCheckSeconds
+  double budget = kFeasibilityCheckSeconds;
   if (options.time_limit > 0.0) {
     const double left = options.time_limit - timer.seconds();
     if (left <= 0.0) {
@@ -274,8 +299,9 @@ SolveResult solve_glpk(const Model& model, const SolveOptions& options) {
       r.message = "time limit reached before unboundedness could be told from infeasibility";
       return r;
     }
-    in.tm_lim_ms = int(std::min(double(INT_MAX), std::max(1.0, left * 1000.0)));
+    budget = std::min(budget, left);
   }
+  in.tm_lim_ms = int(std::max(1.0, budget * 1000.0));
   run_glpk(in, feas);
   const Outcome f = classify(in, feas);
   const bool found_point = !feas.crashed && (feas.status == GLP_OPT || feas.status == GLP_FEAS) &&
@@ -285,8 +311,9 @@ SolveResult solve_glpk(const Model& model, const SolveOptions& options) {
   } else if (f == Outcome::Infeasible) {
     r.status = SolveStatus::Infeasible;
   } else {
-    r.status = f == Outcome::TimeLimit ? SolveStatus::TimeLimit : SolveStatus::InfeasibleOrUnbounded;
-    r.message = "the relaxation has no dual-feasible solution and the feasibility check did not finish";
+    const bool user_limit = options.time_limit > 0.0 && timer.seconds() >= options.time_limit;
+    r.status = user_limit ? SolveStatus::TimeLimit : SolveStatus::InfeasibleOrUnbounded;
+    r.message = "the relaxation has no dual-feasible solution and the integer feasibility check did not finish";
   }
   return r;
 }
