@@ -16,9 +16,14 @@ struct EquivalenceResult {
   bool var_num_check = false, cons_num_check = false, wl_check = false, sufficient_check = false;
   std::string sufficient_msg;  // e.g. "WL-determinable", "symmetric-decomposable", "Due to distinctness."
   int wl_rounds_ref = 0, wl_rounds_gen = 0;
+  // Sufficiency class of each graph ("WL-determinable", "symmetric-decomposable",
+  // "Due to distinctness."); empty when the check was not reached.
+  std::string sufficiency_ref, sufficiency_gen;
 };
 
-// Reference = model 1, generated = model 2, as upstream.
+// Reference = model 1, generated = model 2, as upstream. Checks run in upstream order and stop at
+// the first failure (later flags stay false). Throws trex::Error when both models are empty (no
+// graph nodes): upstream's WL loop fails there, so the attempt counts as failed, not as a verdict.
 EquivalenceResult check_equivalence(const Model& reference, const Model& generated);
 
 // Sufficiency class of one model against itself: "WL-determinable", "symmetric-decomposable" or

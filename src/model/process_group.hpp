@@ -1,0 +1,40 @@
+// ProcessGroup: the seam between the model and parallelism. Gradient reduction (data parallel) and MoE token
+// dispatch/combine (expert parallel) go through this interface; the model never talks to MPI directly. The
+// single-process implementation here is the identity; an MPI implementation plugs in later (src/dist).
+#pragma once
+#include <cstdint>
+#include <span>
+
+namespace trex::model {
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In-place sum over all ranks.
+  virtual void all_reduce_sum(std::span<float> data) = 0;
+  // Variable all-to-all of rows of `row_len` floats: send_counts[r] rows go to rank r (in rank order);
+  // recv receives recv_counts[r] rows from rank r. Counts are in rows. Used to dispatch tokens to the rank
+  // owning their expert and to combine the results back.
+  virtual void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
+                               std::span<const int64_t> recv_counts, int64_t row_len) = 0;
+  // Exchange of per-rank counts (send_counts[r] -> recv_counts[r] on rank r).
+  virtual void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) = 0;
+};
+
+// One process: reductions are no-ops, dispatch is a copy.
+class SingleProcessGroup final : public ProcessGroup {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void all_reduce_sum(std::span<float>) override {}
+  void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
+                       std::span<const int64_t> recv_counts, int64_t row_len) override;
+  void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override;
+};
+
+// The process-wide default single-process group.
+ProcessGroup& single_process_group();
+
+}  // namespace trex::model

@@ -1,0 +1,349 @@
+// Kernels of ops.hpp: fast (OpenMP over rows) and reference versions.
+#include "nn/ops.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace trex::nn {
+
+// ============================== RMSNorm ==============================
+void rmsnorm_forward(const float* x, const float* w, float* y, float* rstd, int64_t rows, int64_t dim, float eps) {
+#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* xi = x + i * dim;
+    float* yi = y + i * dim;
+    float ss = 0;
+    for (int64_t j = 0; j < dim; ++j) ss += xi[j] * xi[j];
+    float r = 1.0f / std::sqrt(ss / float(dim) + eps);
+    if (rstd) rstd[i] = r;
+    if (w)
+      for (int64_t j = 0; j < dim; ++j) yi[j] = xi[j] * r * w[j];
+    else
+      for (int64_t j = 0; j < dim; ++j) yi[j] = xi[j] * r;
+  }
+}
+
+void rmsnorm_backward(const float* x, const float* w, const float* rstd, const float* dy, float* dx, float* dw,
+                      int64_t rows, int64_t dim, bool accumulate) {
+  const bool par = rows * dim > 32768;
+#pragma omp parallel if (par)
+  {
+    std::vector<float> dw_local(dw && w ? size_t(dim) : 0, 0.0f);
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* xi = x + i * dim;
+      const float* gi = dy + i * dim;
+      float* dxi = dx + i * dim;
+      const float r = rstd[i];
+      float dot = 0;  // mean(g*w*x)
+      for (int64_t j = 0; j < dim; ++j) dot += gi[j] * (w ? w[j] : 1.0f) * xi[j];
+      const float c = dot * r * r / float(dim);
+      for (int64_t j = 0; j < dim; ++j) {
+        float v = r * (gi[j] * (w ? w[j] : 1.0f) - xi[j] * c);
+        dxi[j] = accumulate ? dxi[j] + v : v;
+      }
+      if (!dw_local.empty())
+        for (int64_t j = 0; j < dim; ++j) dw_local[size_t(j)] += gi[j] * xi[j] * r;
+    }
+    if (!dw_local.empty()) {
+#pragma omp critical
+      for (int64_t j = 0; j < dim; ++j) dw[j] += dw_local[size_t(j)];
+    }
+  }
+}
+
+void rmsnorm_forward_ref(const float* x, const float* w, float* y, float* rstd, int64_t rows, int64_t dim, float eps) {
+  for (int64_t i = 0; i < rows; ++i) {
+    double ss = 0;
+    for (int64_t j = 0; j < dim; ++j) ss += double(x[i * dim + j]) * x[i * dim + j];
+    double r = 1.0 / std::sqrt(ss / double(dim) + eps);
+    if (rstd) rstd[i] = float(r);
+    for (int64_t j = 0; j < dim; ++j) y[i * dim + j] = float(x[i * dim + j] * r * (w ? w[j] : 1.0f));
+  }
+}
+
+void rmsnorm_backward_ref(const float* x, const float* w, const float* rstd, const float* dy, float* dx, float* dw,
+                          int64_t rows, int64_t dim, bool accumulate) {
+  for (int64_t i = 0; i < rows; ++i) {
+    double r = rstd[i];
+    // y_j = x_j r w_j; dr/dx_k = -r^3 x_k / dim
+    double s = 0;
+    for (int64_t j = 0; j < dim; ++j) s += double(dy[i * dim + j]) * (w ? w[j] : 1.0) * x[i * dim + j];
+    for (int64_t k = 0; k < dim; ++k) {
+      double v = dy[i * dim + k] * (w ? w[k] : 1.0) * r - s * r * r * r * x[i * dim + k] / double(dim);
+      dx[i * dim + k] = float(accumulate ? dx[i * dim + k] + v : v);
+      if (w && dw) dw[k] += float(double(dy[i * dim + k]) * x[i * dim + k] * r);
+    }
+  }
+}
+
+// ============================== RoPE ==============================
+RopeTable make_rope_table(int64_t r, int64_t max_pos, double base, bool yarn, double factor, int64_t original_max_pos,
+                          double beta_fast, double beta_slow) {
+  RopeTable t;
+  t.r = r;
+  t.max_pos = max_pos;
+  const int64_t half = r / 2;
+  t.omega.resize(size_t(half));
+  for (int64_t i = 0; i < half; ++i) t.omega[size_t(i)] = std::pow(base, -2.0 * double(i) / double(r));
+  if (yarn) {
+    const double pi = 3.14159265358979323846;
+    auto corr = [&](double beta) {
+      return double(r) * std::log(double(original_max_pos) / (2 * pi * beta)) / (2 * std::log(base));
+    };
+    double lo = std::max(0.0, std::floor(corr(beta_fast)));
+    double hi = std::min(double(r - 1), std::ceil(corr(beta_slow)));
+    if (lo == hi) hi += 0.001;
+    for (int64_t i = 0; i < half; ++i) {
+      double g = std::clamp((double(i) - lo) / (hi - lo), 0.0, 1.0);
+      double w = t.omega[size_t(i)];
+      t.omega[size_t(i)] = w * (1 - g) + (w / factor) * g;
+    }
+  }
+  t.cos.resize(size_t(max_pos * half));
+  t.sin.resize(size_t(max_pos * half));
+  for (int64_t p = 0; p < max_pos; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      double ang = double(p) * t.omega[size_t(i)];
+      t.cos[size_t(p * half + i)] = float(std::cos(ang));
+      t.sin[size_t(p * half + i)] = float(std::sin(ang));
+    }
+  return t;
+}
+
+void rope_apply(float* x, int64_t n, int64_t heads, int64_t head_dim, const int32_t* pos, const RopeTable& t,
+                bool inverse) {
+  const int64_t half = t.r / 2, off = head_dim - t.r;
+  const float sgn = inverse ? -1.0f : 1.0f;
+#pragma omp parallel for schedule(static) if (n * heads * t.r > 32768)
+  for (int64_t i = 0; i < n; ++i) {
+    const float* cs = t.cos.data() + int64_t(pos[i]) * half;
+    const float* sn = t.sin.data() + int64_t(pos[i]) * half;
+    for (int64_t h = 0; h < heads; ++h) {
+      float* v = x + (i * heads + h) * head_dim + off;
+      for (int64_t k = 0; k < half; ++k) {
+        float a = v[2 * k], b = v[2 * k + 1], c = cs[k], s = sgn * sn[k];
+        v[2 * k] = a * c - b * s;
+        v[2 * k + 1] = a * s + b * c;
+      }
+    }
+  }
+}
+
+void rope_apply_ref(float* x, int64_t n, int64_t heads, int64_t head_dim, const int32_t* pos, const RopeTable& t,
+                    bool inverse) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t k = 0; k < t.r / 2; ++k) {
+        double ang = double(pos[i]) * t.omega[size_t(k)] * (inverse ? -1.0 : 1.0);
+        float c = float(std::cos(ang)), s = float(std::sin(ang));
+        float* v = x + (i * heads + h) * head_dim + (head_dim - t.r) + 2 * k;
+        float a = v[0], b = v[1];
+        v[0] = a * c - b * s;
+        v[1] = a * s + b * c;
+      }
+}
+
+// ============================== limited SwiGLU ==============================
+static inline float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+void swiglu_forward(const float* g, const float* u, float* h, int64_t n, float limit) {
+  const bool lim = limit > 0;
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    float gv = lim ? std::min(g[i], limit) : g[i];
+    float uv = lim ? std::clamp(u[i], -limit, limit) : u[i];
+    h[i] = gv * sigmoidf(gv) * uv;
+  }
+}
+
+void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du, int64_t n, float limit) {
+  const bool lim = limit > 0;
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    float gv = lim ? std::min(g[i], limit) : g[i];
+    float uv = lim ? std::clamp(u[i], -limit, limit) : u[i];
+    float s = sigmoidf(gv);
+    float silu = gv * s;
+    float dsilu = s * (1.0f + gv * (1.0f - s));
+    dg[i] = (lim && g[i] > limit) ? 0.0f : dh[i] * uv * dsilu;
+    du[i] = (lim && (u[i] > limit || u[i] < -limit)) ? 0.0f : dh[i] * silu;
+  }
+}
+
+void swiglu_forward_ref(const float* g, const float* u, float* h, int64_t n, float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    double gv = g[i], uv = u[i];
+    if (limit > 0) {
+      gv = std::min(gv, double(limit));
+      uv = std::max(-double(limit), std::min(uv, double(limit)));
+    }
+    h[i] = float(gv / (1 + std::exp(-gv)) * uv);
+  }
+}
+
+void swiglu_backward_ref(const float* g, const float* u, const float* dh, float* dg, float* du, int64_t n,
+                         float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    bool g_cl = limit > 0 && g[i] > limit;
+    bool u_cl = limit > 0 && std::fabs(u[i]) > limit;
+    double gv = g_cl ? limit : g[i];
+    double uv = limit > 0 ? std::max(-double(limit), std::min(double(u[i]), double(limit))) : u[i];
+    double s = 1 / (1 + std::exp(-gv));
+    dg[i] = g_cl ? 0.0f : float(dh[i] * uv * (s + gv * s * (1 - s)));
+    du[i] = u_cl ? 0.0f : float(dh[i] * gv * s);
+  }
+}
+
+// ============================== Sinkhorn ==============================
+namespace {
+constexpr int kMaxN = 8;
+// y = x / (rowsum + eps) (by_row) or / (colsum + eps)
+void normalise(const float* x, float* y, int n, float eps, bool by_row) {
+  for (int a = 0; a < n; ++a) {
+    float s = 0;
+    for (int b = 0; b < n; ++b) s += by_row ? x[a * n + b] : x[b * n + a];
+    float inv = 1.0f / (s + eps);
+    for (int b = 0; b < n; ++b) {
+      int idx = by_row ? a * n + b : b * n + a;
+      y[idx] = x[idx] * inv;
+    }
+  }
+}
+// dx from dy for y = normalise(x)
+void normalise_backward(const float* x, const float* dy, float* dx, int n, float eps, bool by_row) {
+  for (int a = 0; a < n; ++a) {
+    float s = 0, dot = 0;
+    for (int b = 0; b < n; ++b) {
+      int idx = by_row ? a * n + b : b * n + a;
+      s += x[idx];
+      dot += dy[idx] * x[idx];
+    }
+    float inv = 1.0f / (s + eps);
+    for (int b = 0; b < n; ++b) {
+      int idx = by_row ? a * n + b : b * n + a;
+      dx[idx] = dy[idx] * inv - dot * inv * inv;
+    }
+  }
+}
+}  // namespace
+
+void sinkhorn_forward(const float* a, float* m, int n, int iters, float eps) {
+  float t[kMaxN * kMaxN];
+  for (int j = 0; j < n; ++j) {
+    float mx = a[j * n];
+    for (int k = 1; k < n; ++k) mx = std::max(mx, a[j * n + k]);
+    float s = 0;
+    for (int k = 0; k < n; ++k) s += (t[j * n + k] = std::exp(a[j * n + k] - mx));
+    for (int k = 0; k < n; ++k) t[j * n + k] = t[j * n + k] / s + eps;
+  }
+  normalise(t, m, n, eps, false);
+  for (int it = 1; it < iters; ++it) {
+    normalise(m, t, n, eps, true);
+    normalise(t, m, n, eps, false);
+  }
+}
+
+void sinkhorn_backward(const float* a, const float* dm, float* da, int n, int iters, float eps) {
+  // Iterates: s[0] = softmax+eps; then alternating col/row results. 2*iters normalisations in total.
+  const int steps = 2 * iters;  // step 0: col of s0; then row, col, ...
+  std::vector<float> st(size_t((steps + 1) * n * n));
+  float* s0 = st.data();
+  float sm[kMaxN * kMaxN];
+  for (int j = 0; j < n; ++j) {
+    float mx = a[j * n];
+    for (int k = 1; k < n; ++k) mx = std::max(mx, a[j * n + k]);
+    float s = 0;
+    for (int k = 0; k < n; ++k) s += (sm[j * n + k] = std::exp(a[j * n + k] - mx));
+    for (int k = 0; k < n; ++k) {
+      sm[j * n + k] /= s;
+      s0[j * n + k] = sm[j * n + k] + eps;
+    }
+  }
+  // st[i+1] = normalise(st[i]) with direction: i == 0 col; then row for odd i, col for even i.
+  auto by_row = [](int i) { return i % 2 == 1; };
+  for (int i = 0; i < steps - 1; ++i) normalise(st.data() + i * n * n, st.data() + (i + 1) * n * n, n, eps, by_row(i));
+  float g[kMaxN * kMaxN], gx[kMaxN * kMaxN];
+  std::copy(dm, dm + n * n, g);
+  for (int i = steps - 2; i >= 0; --i) {
+    normalise_backward(st.data() + i * n * n, g, gx, n, eps, by_row(i));
+    std::copy(gx, gx + n * n, g);
+  }
+  // softmax rows backward
+  for (int j = 0; j < n; ++j) {
+    float dot = 0;
+    for (int k = 0; k < n; ++k) dot += g[j * n + k] * sm[j * n + k];
+    for (int k = 0; k < n; ++k) da[j * n + k] = sm[j * n + k] * (g[j * n + k] - dot);
+  }
+}
+
+// ============================== router affinity ==============================
+float sqrt_softplus(float s) {
+  float sp = s > 20.0f ? s : std::log1p(std::exp(s));
+  return std::sqrt(sp);
+}
+float sqrt_softplus_grad(float s, float a) { return a > 0 ? sigmoidf(s) / (2.0f * a) : 0.0f; }
+
+// ============================== cross-entropy ==============================
+double softmax_xent(const float* logits, const int32_t* target, float* dlogits, int64_t rows, int64_t vocab,
+                    float scale) {
+  double total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* li = logits + i * vocab;
+    float* di = dlogits + i * vocab;
+    if (target[i] < 0) {
+      for (int64_t j = 0; j < vocab; ++j) di[j] = 0.0f;
+      continue;
+    }
+    float mx = li[0];
+    for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, li[j]);
+    float s = 0;
+    for (int64_t j = 0; j < vocab; ++j) s += std::exp(li[j] - mx);
+    const float lse = mx + std::log(s);
+    const float lt = li[target[i]];
+    total += double(lse - lt) * scale;
+    const float inv = 1.0f / s;
+    for (int64_t j = 0; j < vocab; ++j) di[j] = scale * std::exp(li[j] - mx) * inv;
+    di[target[i]] -= scale;
+  }
+  return total;
+}
+
+double softmax_xent_ref(const float* logits, const int32_t* target, float* dlogits, int64_t rows, int64_t vocab,
+                        float scale) {
+  double total = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    if (target[i] < 0) {
+      for (int64_t j = 0; j < vocab; ++j) dlogits[i * vocab + j] = 0;
+      continue;
+    }
+    double mx = -1e300;
+    for (int64_t j = 0; j < vocab; ++j) mx = std::max(mx, double(logits[i * vocab + j]));
+    double s = 0;
+    for (int64_t j = 0; j < vocab; ++j) s += std::exp(logits[i * vocab + j] - mx);
+    total += (mx + std::log(s) - logits[i * vocab + target[i]]) * scale;
+    std::vector<double> p(static_cast<size_t>(vocab));
+    for (int64_t j = 0; j < vocab; ++j) p[size_t(j)] = std::exp(logits[i * vocab + j] - mx) / s;
+    for (int64_t j = 0; j < vocab; ++j)
+      dlogits[i * vocab + j] = float(scale * (p[size_t(j)] - (j == target[i] ? 1.0 : 0.0)));
+  }
+  return total;
+}
+
+void topk_lower_index(const float* scores, int64_t n, int64_t k, int32_t* out) {
+  // selection by (score desc, index asc); n is small (experts, compressed entries)
+  k = std::min(k, n);
+  std::vector<int32_t> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
+    if (scores[a] != scores[b]) return scores[a] > scores[b];
+    return a < b;
+  });
+  std::copy(idx.begin(), idx.begin() + k, out);
+}
+
+}  // namespace trex::nn
