@@ -1,0 +1,770 @@
+"""Model, Constr, QConstr, Params and Env: the gurobipy modelling surface, solved through `trex solve`.
+
+Rows are stored merged (duplicate variables summed in order of appearance, like Gurobi's C API) and written
+in column order. Attribute and parameter names are case-insensitive, as in gurobipy.
+"""
+import inspect
+import os
+
+from . import lpwriter
+from .expr import (AttrUnavailable, LinExpr, QuadExpr, TempConstr, Var, _combine, is_number, unsupported)
+from .grb import GRB, GurobiError, STATUS_NAMES
+from .tuples import tupledict, tuplelist
+
+INF = 1e100
+
+
+def _to_bound(v):
+    v = float(v)
+    if v >= INF:
+        return INF
+    if v <= -INF:
+        return -INF
+    return v
+
+
+def _merge(coeffs, vars_):
+    """Sum duplicate variables (first-occurrence order); returns (index->coef dict, var list)."""
+    acc = {}
+    order = []
+    for c, v in zip(coeffs, vars_):
+        k = id(v)
+        if k in acc:
+            acc[k][0] += c
+        else:
+            acc[k] = [c, v]
+            order.append(k)
+    # Gurobi keeps no explicit zeros: merged or literal zero coefficients leave the row.
+    return [(acc[k][0], acc[k][1]) for k in order if acc[k][0] != 0.0]
+
+
+def _merge_quad(qc, qv1, qv2):
+    acc = {}
+    order = []
+    for c, a, b in zip(qc, qv1, qv2):
+        if a._index > b._index:
+            a, b = b, a
+        k = (id(a), id(b))
+        if k in acc:
+            acc[k][0] += c
+        else:
+            acc[k] = [c, a, b]
+            order.append(k)
+    return [tuple(acc[k]) for k in order if acc[k][0] != 0.0]
+
+
+class Constr:
+    """A linear constraint: merged terms [(coef, Var)], sense '<' '>' '=', rhs."""
+    __slots__ = ("_model", "_index", "_name", "_terms", "_sense", "_rhs", "__weakref__")
+
+    def __init__(self, model, index, name, terms, sense, rhs):
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_terms", terms)
+        object.__setattr__(self, "_sense", sense)
+        object.__setattr__(self, "_rhs", rhs)
+
+    def _display_name(self):
+        return self._name if self._name else f"R{self._index}"
+
+    def getAttr(self, name):
+        key = str(name).lower()
+        if key == "constrname":
+            return self._display_name()
+        if key == "sense":
+            return self._sense
+        if key == "rhs":
+            return self._rhs
+        if key == "index":
+            return self._index
+        if key == "slack":
+            act = sum(c * v.getAttr("X") for c, v in self._terms)
+            return self._rhs - act
+        if key in ("pi", "cbasis", "farkasdual", "sarhsup", "sarhslow"):
+            raise AttrUnavailable(f"Unable to retrieve attribute '{name}' (not provided by trex's solvers)")
+        raise AttributeError(f"'Constr' object has no attribute '{name}'")
+
+    def setAttr(self, name, value):
+        key = str(name).lower()
+        if key == "constrname":
+            object.__setattr__(self, "_name", str(value))
+        elif key == "rhs":
+            object.__setattr__(self, "_rhs", float(value))
+        elif key == "sense":
+            if value not in ("<", ">", "="):
+                raise GurobiError(10003, f"Invalid constraint sense '{value}'")
+            object.__setattr__(self, "_sense", value)
+        elif key == "lazy":
+            pass
+        else:
+            raise AttributeError(f"'Constr' object has no attribute '{name}'")
+        self._model._invalidate_solution()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.getAttr(name)
+
+    def __setattr__(self, name, value):
+        self.setAttr(name, value)
+
+    @property
+    def index(self):
+        return self._index
+
+    def sameAs(self, other):
+        return self is other
+
+    def __repr__(self):
+        return f"<gurobi.Constr {self._display_name()}>"
+
+
+class QConstr(Constr):
+    """A quadratic constraint: linear terms plus merged products [(coef, Var, Var)]."""
+    __slots__ = ("_qterms",)
+
+    def __init__(self, model, index, name, terms, qterms, sense, rhs):
+        Constr.__init__(self, model, index, name, terms, sense, rhs)
+        object.__setattr__(self, "_qterms", qterms)
+
+    def _display_name(self):
+        return self._name if self._name else f"QC{self._index}"
+
+    def getAttr(self, name):
+        key = str(name).lower()
+        mapped = {"qcname": "constrname", "qcsense": "sense", "qcrhs": "rhs"}.get(key, key)
+        if mapped == "slack":
+            act = sum(c * v.getAttr("X") for c, v in self._terms)
+            act += sum(c * a.getAttr("X") * b.getAttr("X") for c, a, b in self._qterms)
+            return self._rhs - act
+        return Constr.getAttr(self, mapped)
+
+    def setAttr(self, name, value):
+        key = str(name).lower()
+        Constr.setAttr(self, {"qcname": "constrname", "qcsense": "sense", "qcrhs": "rhs"}.get(key, key), value)
+
+    def __repr__(self):
+        return f"<gurobi.QConstr {self._display_name()}>"
+
+
+_PARAM_DEFAULTS = {
+    "outputflag": 1, "logtoconsole": 1, "logfile": "", "timelimit": INF, "mipgap": 1e-4, "mipgapabs": 1e-10,
+    "threads": 0, "seed": 0, "method": -1, "presolve": -1, "nonconvex": -1, "feasibilitytol": 1e-6,
+    "optimalitytol": 1e-6, "intfeastol": 1e-5, "nodelimit": INF, "solutionlimit": GRB.MAXINT,
+    "iterationlimit": INF, "mipfocus": 0, "heuristics": 0.05, "cuts": -1, "dualreductions": 1,
+    "infunbdinfo": 0, "numericfocus": 0, "bestobjstop": -INF, "cutoff": INF, "poolsolutions": 10,
+    "poolsearchmode": 0,
+}
+
+
+class Params:
+    """model.Params / env params: any parameter name is accepted (case-insensitive); TimeLimit is used."""
+
+    def __init__(self, values=None):
+        object.__setattr__(self, "_values", dict(values or {}))
+
+    def _get(self, name):
+        key = str(name).lower()
+        if key in self._values:
+            return self._values[key]
+        if key in _PARAM_DEFAULTS:
+            return _PARAM_DEFAULTS[key]
+        raise GurobiError(10007, f"Unknown parameter: '{name}'")
+
+    def _set(self, name, value):
+        key = str(name).lower()
+        if key == "timelimit":
+            value = float(value)
+            if value < 0:
+                raise GurobiError(10008, "Unable to set parameter TimeLimit to negative value")
+        self._values[key] = value
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._get(name)
+
+    def __setattr__(self, name, value):
+        self._set(name, value)
+
+
+class Env:
+    """Accepted for compatibility: Env(), Env(empty=True) + setParam + start(); parameters flow to models."""
+
+    def __init__(self, logfilename="", empty=False, params=None):
+        self.params = Params()
+        self.Params = self.params
+        for k, v in (params or {}).items():
+            self.params._set(k, v)
+
+    def setParam(self, name, value):
+        self.params._set(name, value)
+
+    def getParam(self, name):
+        return self.params._get(name)
+
+    def start(self):
+        return self
+
+    def dispose(self):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_MODEL_FIELDS = {"_name", "_vars", "_constrs", "_qconstrs", "_sense", "_objcon", "_qobj", "_params", "_status",
+                 "_objval", "_objbound", "_runtime", "_solcount", "_solver_detail", "_mipgap"}
+
+
+class Model:
+    def __init__(self, name="", env=None):
+        object.__setattr__(self, "_name", str(name) if name is not None else "")
+        object.__setattr__(self, "_vars", [])
+        object.__setattr__(self, "_constrs", [])
+        object.__setattr__(self, "_qconstrs", [])
+        object.__setattr__(self, "_sense", GRB.MINIMIZE)
+        object.__setattr__(self, "_objcon", 0.0)
+        object.__setattr__(self, "_qobj", [])
+        base = env.params._values if isinstance(env, Env) else None
+        object.__setattr__(self, "_params", Params(base))
+        object.__setattr__(self, "_status", GRB.LOADED)
+        object.__setattr__(self, "_objval", None)
+        object.__setattr__(self, "_objbound", None)
+        object.__setattr__(self, "_runtime", 0.0)
+        object.__setattr__(self, "_solcount", 0)
+        object.__setattr__(self, "_solver_detail", "")
+        object.__setattr__(self, "_mipgap", None)
+
+    # --- variables ------------------------------------------------------------------------------------------
+    def addVar(self, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name="", column=None):
+        if column is not None:
+            raise unsupported("addVar(column=...)")
+        vt = str(vtype).upper()
+        if vt not in ("C", "B", "I", "S", "N"):
+            raise GurobiError(10003, f"Invalid variable type '{vtype}'")
+        v = Var(self, len(self._vars), _to_bound(lb), _to_bound(ub), float(obj), vt,
+                "" if name is None else str(name))
+        self._vars.append(v)
+        self._invalidate_solution()
+        return v
+
+    def addVars(self, *indices, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name=""):
+        keys = _expand_keys(indices)
+        get = {argname: _per_key_getter(arg, keys, argname)
+               for argname, arg in (("lb", lb), ("ub", ub), ("obj", obj), ("vtype", vtype), ("name", name))}
+        out = tupledict()
+        for pos, key in enumerate(keys):
+            if name is None or isinstance(name, str):
+                nm = f"{name}[{_key_text(key)}]" if name else ""
+            else:
+                nm = get["name"](pos, key)
+            out[key] = self.addVar(get["lb"](pos, key), get["ub"](pos, key), get["obj"](pos, key),
+                                   get["vtype"](pos, key), "" if nm is None else str(nm))
+        return out
+
+    def getVars(self):
+        return list(self._vars)
+
+    def getVarByName(self, name):
+        for v in self._vars:
+            if v.VarName_() == name:
+                return v
+        return None
+
+    # --- constraints ----------------------------------------------------------------------------------------
+    def _add_temp(self, tc, name):
+        if isinstance(tc, bool) or type(tc).__name__ == "bool_":
+            # Gurobi 12 turns a comparison of constants into an empty row: True -> 0 <= 0, False -> 0 <= -1.
+            return self._add_row(LinExpr(), "<", 0.0 if tc else -1.0, name)
+        if is_number(tc):
+            raise GurobiError(10003, f"Invalid argument to Model.addConstr: the number {tc!r} is not a constraint")
+        if not isinstance(tc, TempConstr):
+            raise GurobiError(10003, f"Invalid argument to Model.addConstr: {type(tc).__name__}")
+        return self._add_row(tc._lhs, tc._sense, tc._rhs, name)
+
+    def _add_row(self, lhs, sense, rhs, name):
+        sense = {"<=": "<", ">=": ">", "==": "="}.get(sense, sense)
+        if sense not in ("<", ">", "="):
+            raise GurobiError(10003, f"Invalid constraint sense '{sense}'")
+        expr = _combine(lhs, rhs, -1.0)
+        if expr is NotImplemented:
+            raise GurobiError(10003, f"Invalid argument to Model.addConstr: {type(lhs).__name__} "
+                                     f"{sense} {type(rhs).__name__}")
+        name = "" if name is None else str(name)
+        if isinstance(expr, QuadExpr):
+            lin = expr._lin
+            terms = _merge(lin._coeffs, lin._vars)
+            qterms = _merge_quad(expr._qc, expr._qv1, expr._qv2)
+            if qterms:
+                c = QConstr(self, len(self._qconstrs), name, terms, qterms, sense, 0.0 - lin._const)
+                self._qconstrs.append(c)
+                self._invalidate_solution()
+                return c
+            expr = lin
+        terms = _merge(expr._coeffs, expr._vars)
+        c = Constr(self, len(self._constrs), name, terms, sense, 0.0 - expr._const)
+        self._constrs.append(c)
+        self._invalidate_solution()
+        return c
+
+    def addConstr(self, constr, name="", *args):
+        if args:  # legacy form addConstr(lhs, sense, rhs, name)
+            sense = name
+            rhs = args[0]
+            nm = args[1] if len(args) > 1 else ""
+            return self._add_row(constr, sense, rhs, nm)
+        return self._add_temp(constr, name)
+
+    def addLConstr(self, lhs, sense=None, rhs=None, name=""):
+        if sense is None and rhs is None:
+            c = self._add_temp(lhs, name)
+        else:
+            c = self._add_row(lhs, sense, rhs, name)
+        if isinstance(c, QConstr):
+            raise GurobiError(10003, "addLConstr: the expression is quadratic (use addQConstr)")
+        return c
+
+    def addQConstr(self, lhs, sense=None, rhs=None, name=""):
+        if sense is None and rhs is None:
+            return self._add_temp(lhs, name)
+        return self._add_row(lhs, sense, rhs, name)
+
+    def addConstrs(self, generator, name=""):
+        out = tupledict()
+        frame_vars = None
+        code = getattr(generator, "gi_code", None)
+        if code is not None:
+            frame_vars = [v for v in code.co_varnames if not v.startswith(".")]
+        for pos, tc in enumerate(generator):
+            if frame_vars is not None and generator.gi_frame is not None:
+                loc = generator.gi_frame.f_locals
+                vals = [loc[v] for v in frame_vars if v in loc]
+                key = vals[0] if len(vals) == 1 else tuple(vals)
+            else:
+                key = pos
+            nm = f"{name}[{_key_text(key)}]" if name else ""
+            out[key] = self._add_temp(tc, nm)
+        return out
+
+    def addMConstr(self, *args, **kwargs):
+        raise unsupported("addMConstr (matrix API)")
+
+    def addMVar(self, *args, **kwargs):
+        raise unsupported("addMVar (matrix API)")
+
+    def addSOS(self, *args, **kwargs):
+        raise unsupported("SOS constraints (addSOS)")
+
+    def addRange(self, expr, lower, upper, name=""):
+        raise unsupported("range constraints (addRange)")
+
+    def _refuse_gen(self, what):
+        def f(*args, **kwargs):
+            raise unsupported(f"general constraints ({what})")
+        return f
+
+    def getConstrs(self):
+        return list(self._constrs)
+
+    def getQConstrs(self):
+        return list(self._qconstrs)
+
+    def getGenConstrs(self):
+        return []
+
+    def getSOSs(self):
+        return []
+
+    def getConstrByName(self, name):
+        for c in self._constrs:
+            if c._display_name() == name:
+                return c
+        return None
+
+    def getRow(self, constr):
+        return LinExpr([c for c, _ in constr._terms], [v for _, v in constr._terms])
+
+    def getCoeff(self, constr, var):
+        return sum(c for c, v in constr._terms if v is var)
+
+    def chgCoeff(self, constr, var, newvalue):
+        terms = [(c, v) for c, v in constr._terms if v is not var]
+        terms.append((float(newvalue), var))
+        object.__setattr__(constr, "_terms", terms)
+        self._invalidate_solution()
+
+    def remove(self, items):
+        if isinstance(items, (dict,)):
+            items = list(items.values())
+        elif isinstance(items, (Var, Constr)):
+            items = [items]
+        gone = {id(x) for x in items}
+        removed_vars = [v for v in self._vars if id(v) in gone]
+        self._vars[:] = [v for v in self._vars if id(v) not in gone]
+        self._constrs[:] = [c for c in self._constrs if id(c) not in gone]
+        self._qconstrs[:] = [c for c in self._qconstrs if id(c) not in gone]
+        if removed_vars:
+            dead = {id(v) for v in removed_vars}
+            for c in self._constrs + self._qconstrs:
+                object.__setattr__(c, "_terms", [(k, v) for k, v in c._terms if id(v) not in dead])
+            for c in self._qconstrs:
+                object.__setattr__(c, "_qterms", [t for t in c._qterms if id(t[1]) not in dead
+                                                   and id(t[2]) not in dead])
+            self._qobj[:] = [t for t in self._qobj if id(t[1]) not in dead and id(t[2]) not in dead]
+        for i, v in enumerate(self._vars):
+            object.__setattr__(v, "_index", i)
+        for i, c in enumerate(self._constrs):
+            object.__setattr__(c, "_index", i)
+        for i, c in enumerate(self._qconstrs):
+            object.__setattr__(c, "_index", i)
+        self._invalidate_solution()
+
+    # --- objective ------------------------------------------------------------------------------------------
+    def setObjective(self, expr, sense=None):
+        if isinstance(expr, TempConstr):
+            raise GurobiError(10003, "setObjective: the objective is a constraint, not an expression")
+        if not (is_number(expr) or isinstance(expr, (Var, LinExpr, QuadExpr))):
+            raise GurobiError(10003, f"setObjective: unsupported objective type {type(expr).__name__}")
+        for v in self._vars:
+            object.__setattr__(v, "_obj", 0.0)
+        if isinstance(expr, QuadExpr):
+            lin = expr._lin
+            self._qobj[:] = _merge_quad(expr._qc, expr._qv1, expr._qv2)
+        else:
+            lin = LinExpr(expr) if not isinstance(expr, LinExpr) else expr
+            self._qobj[:] = []
+        for c, v in zip(lin._coeffs, lin._vars):
+            object.__setattr__(v, "_obj", v._obj + c)
+        object.__setattr__(self, "_objcon", float(lin._const))
+        if sense is not None:
+            self._set_sense(sense)
+        self._invalidate_solution()
+
+    def setObjectiveN(self, *args, **kwargs):
+        raise unsupported("multi-objective models (setObjectiveN)")
+
+    def setPWLObj(self, *args, **kwargs):
+        raise unsupported("piecewise-linear objectives (setPWLObj)")
+
+    def _set_sense(self, sense):
+        if isinstance(sense, str):
+            s = sense.lower()
+            sense = GRB.MAXIMIZE if s in ("max", "maximize") else GRB.MINIMIZE if s in ("min", "minimize") \
+                else sense
+        if sense not in (GRB.MINIMIZE, GRB.MAXIMIZE):
+            raise GurobiError(10003, f"Invalid objective sense {sense!r}")
+        object.__setattr__(self, "_sense", int(sense))
+
+    def getObjective(self):
+        lin = LinExpr()
+        for v in self._vars:
+            if v._obj != 0.0:
+                lin._coeffs.append(v._obj)
+                lin._vars.append(v)
+        lin._const = self._objcon
+        if self._qobj:
+            q = QuadExpr(lin)
+            for c, a, b in self._qobj:
+                q._qc.append(c)
+                q._qv1.append(a)
+                q._qv2.append(b)
+            return q
+        return lin
+
+    # --- parameters and attributes --------------------------------------------------------------------------
+    @property
+    def Params(self):
+        return self._params
+
+    @property
+    def params(self):
+        return self._params
+
+    def setParam(self, name, value):
+        self._params._set(name, value)
+
+    def getParamInfo(self, name):
+        v = self._params._get(name)
+        return (name, type(v), v, v, v, v)
+
+    def resetParams(self):
+        self._params._values.clear()
+
+    def getAttr(self, name, objs=None):
+        if objs is None:
+            return self._model_attr(name)
+        if isinstance(objs, dict):
+            return {k: o.getAttr(name) for k, o in objs.items()}
+        return [o.getAttr(name) for o in objs]
+
+    def setAttr(self, name, objs, values=None):
+        if values is None:
+            self._set_model_attr(name, objs)
+            return
+        if isinstance(objs, dict):
+            for k, o in objs.items():
+                o.setAttr(name, values[k] if isinstance(values, dict) else values)
+        else:
+            objs = list(objs)
+            vals = values if isinstance(values, (list, tuple)) else [values] * len(objs)
+            for o, v in zip(objs, vals):
+                o.setAttr(name, v)
+
+    def _model_attr(self, name):
+        key = str(name).lower()
+        if key == "status":
+            return self._status
+        if key == "modelname":
+            return self._name
+        if key == "modelsense":
+            return self._sense
+        if key == "objcon":
+            return self._objcon
+        if key == "numvars":
+            return len(self._vars)
+        if key == "numconstrs":
+            return len(self._constrs)
+        if key == "numqconstrs":
+            return len(self._qconstrs)
+        if key in ("numgenconstrs", "numsos"):
+            return 0
+        if key == "numintvars":
+            return sum(1 for v in self._vars if v._vtype in ("B", "I", "N"))
+        if key == "numbinvars":
+            return sum(1 for v in self._vars if v._vtype == "B")
+        if key == "numnzs":
+            return sum(len(c._terms) for c in self._constrs)
+        if key == "numqnzs":
+            return len(self._qobj)
+        if key == "ismip":
+            return int(any(v._vtype != "C" for v in self._vars))
+        if key == "isqp":
+            return int(bool(self._qobj))
+        if key == "isqcp":
+            return int(bool(self._qconstrs))
+        if key == "ismultiobj":
+            return 0
+        if key == "solcount":
+            return self._solcount
+        if key == "runtime":
+            return self._runtime
+        if key in ("itercount", "bariterCount".lower(), "nodecount"):
+            return 0.0
+        if key in ("objval", "objbound", "objboundc", "mipgap"):
+            if self._solcount == 0 or self._objval is None:
+                raise AttrUnavailable(f"Unable to retrieve attribute '{name}'")
+            if key == "objval":
+                return self._objval
+            if key == "mipgap":
+                if not any(v._vtype != "C" for v in self._vars):
+                    raise AttrUnavailable(f"Unable to retrieve attribute '{name}'")
+                return self._mipgap if self._mipgap is not None else 0.0
+            return self._objbound if self._objbound is not None else self._objval
+        if key == "fingerprint":
+            return 0
+        raise AttributeError(f"'Model' object has no attribute '{name}'")
+
+    def _set_model_attr(self, name, value):
+        key = str(name).lower()
+        if key == "modelsense":
+            self._set_sense(value)
+        elif key == "objcon":
+            object.__setattr__(self, "_objcon", float(value))
+        elif key == "modelname":
+            object.__setattr__(self, "_name", str(value))
+        else:
+            raise GurobiError(10003, f"Model attribute '{name}' cannot be set")
+        self._invalidate_solution()
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name.startswith("addGenConstr"):
+            return self._refuse_gen(name)
+        return self._model_attr(name)
+
+    def __setattr__(self, name, value):
+        if name in _MODEL_FIELDS:
+            object.__setattr__(self, name, value)
+        elif name.lower() == "params":
+            raise GurobiError(10003, "Model.Params cannot be replaced")
+        else:
+            self._set_model_attr(name, value)
+
+    # --- lifecycle ------------------------------------------------------------------------------------------
+    def update(self):
+        pass
+
+    def reset(self, clearall=0):
+        self._invalidate_solution()
+
+    def dispose(self):
+        pass
+
+    def close(self):
+        pass
+
+    def terminate(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def copy(self):
+        raise unsupported("Model.copy")
+
+    def computeIIS(self):
+        raise unsupported("computeIIS (irreducible infeasible subsystems)")
+
+    def feasRelaxS(self, *args, **kwargs):
+        raise unsupported("feasRelaxS")
+
+    def feasRelax(self, *args, **kwargs):
+        raise unsupported("feasRelax")
+
+    def relax(self):
+        raise unsupported("Model.relax")
+
+    def tune(self):
+        raise unsupported("Model.tune")
+
+    def _invalidate_solution(self):
+        if self._status != GRB.LOADED or self._solcount:
+            object.__setattr__(self, "_status", GRB.LOADED)
+            object.__setattr__(self, "_objval", None)
+            object.__setattr__(self, "_solcount", 0)
+            for v in self._vars:
+                object.__setattr__(v, "_x", None)
+
+    def __repr__(self):
+        return (f"<gurobi.Model {'MIP' if self._model_attr('ismip') else 'Continuous'} instance {self._name}: "
+                f"{len(self._constrs)} constrs, {len(self._vars)} vars, Parameter changes: none>")
+
+    # --- output ---------------------------------------------------------------------------------------------
+    def _snapshot(self, canonical=False):
+        """Everything the LP writer needs. canonical=True names columns C<i> and rows R<i>/QC<i> so the
+        solver's answer maps back by index whatever the user's names are."""
+        if canonical:
+            var_names = [f"C{i}" for i in range(len(self._vars))]
+        else:
+            var_names = [lpwriter.lp_name(v.VarName_()) for v in self._vars]
+        rows = []
+        for i, c in enumerate(self._constrs):
+            nm = f"R{i}" if canonical else lpwriter.lp_name(c._display_name())
+            terms = sorted(((v._index, k) for k, v in c._terms), key=lambda t: t[0])
+            rows.append((nm, terms, c._sense, c._rhs))
+        for i, c in enumerate(self._qconstrs):
+            nm = f"QC{i}" if canonical else lpwriter.lp_name(c._display_name())
+            terms = sorted(((v._index, k) for k, v in c._terms), key=lambda t: t[0])
+            q = sorted(((k, a._index, b._index) for k, a, b in c._qterms), key=lambda t: (t[1], t[2]))
+            rows.append((nm, terms, c._sense, c._rhs, q))
+        return {
+            "model_name": self._name,
+            "sense": self._sense,
+            "var_names": var_names,
+            "obj": [(i, v._obj) for i, v in enumerate(self._vars) if v._obj != 0.0],
+            "objcon": self._objcon,
+            "qobj": sorted(((k, a._index, b._index) for k, a, b in self._qobj), key=lambda t: (t[1], t[2])),
+            "rows": rows,
+            "bounds": [(v._lb, v._ub, v._vtype) for v in self._vars],
+        }
+
+    def _check_writable(self):
+        for v in self._vars:
+            if v._vtype in ("S", "N"):
+                raise unsupported("semi-continuous / semi-integer variables")
+
+    def write(self, filename):
+        filename = os.fspath(filename)
+        lower = filename.lower()
+        if lower.endswith(".lp"):
+            self._check_writable()
+            text = lpwriter.render_lp(self._snapshot())
+            with open(filename, "w", encoding="utf-8") as f:
+                f.write(text)
+        elif lower.endswith(".sol"):
+            if self._solcount == 0:
+                raise GurobiError(10005, "Unable to write solution: no solution available")
+            with open(filename, "w", encoding="utf-8") as f:
+                f.write(f"# Solution for model {self._name}\n# Objective value = {self._objval!r}\n")
+                for v in self._vars:
+                    f.write(f"{v.VarName_()} {v._x!r}\n")
+        elif lower.endswith((".prm", ".json", ".ilp", ".mst", ".attr")):
+            pass  # parameter/solution side files: nothing the evaluation reads
+        else:
+            raise unsupported(f"writing '{os.path.basename(filename)}' (only .lp and .sol files are written)")
+
+    def printStats(self):
+        print(f"Statistics for model {self._name}:\n  Linear constraint matrix    : "
+              f"{len(self._constrs)} Constrs, {len(self._vars)} Vars, {self._model_attr('numnzs')} NZs")
+
+    def printAttr(self, attrs, filter="*"):
+        names = [attrs] if isinstance(attrs, str) else list(attrs)
+        for n in names:
+            for v in self._vars:
+                try:
+                    val = v.getAttr(n)
+                except (GurobiError, AttributeError):
+                    continue
+                if val != 0:
+                    print(f"{v.VarName_():>20} {val}")
+
+    # --- solving --------------------------------------------------------------------------------------------
+    def optimize(self, callback=None):
+        if callback is not None:
+            raise unsupported("optimize(callback)")
+        from .solve import solve_model
+        solve_model(self)
+
+    def status_name(self):
+        return STATUS_NAMES.get(self._status, str(self._status))
+
+
+def _expand_keys(indices):
+    """gurobipy's addVars index rules: ints become range(n), iterables give their members, several
+    arguments form the cross product and tuple members are flattened into the key."""
+    lists = []
+    for idx in indices:
+        if is_number(idx) and float(idx) == int(idx) and not isinstance(idx, bool):
+            lists.append(list(range(int(idx))))
+        elif isinstance(idx, str):
+            lists.append([idx])
+        else:
+            try:
+                lists.append(list(idx))
+            except TypeError:
+                raise GurobiError(10003, f"addVars: invalid index argument {idx!r}") from None
+    if not lists:
+        raise GurobiError(10003, "addVars: at least one index argument is required")
+    keys = [()]
+    for members in lists:
+        keys = [k + (m if isinstance(m, tuple) else (m,)) for k in keys for m in members]
+    return [k[0] if len(k) == 1 else k for k in keys]
+
+
+def _key_text(key):
+    if isinstance(key, tuple):
+        return ",".join(str(k) for k in key)
+    return str(key)
+
+
+def _per_key_getter(arg, keys, argname):
+    if isinstance(arg, dict):
+        return lambda pos, key: arg[key]
+    if isinstance(arg, (list, tuple)) or type(arg).__name__ == "ndarray":
+        seq = list(arg)
+        if len(seq) != len(keys):
+            raise GurobiError(10003, f"addVars: '{argname}' has {len(seq)} entries for {len(keys)} variables")
+        return lambda pos, key: seq[pos]
+    return lambda pos, key: arg

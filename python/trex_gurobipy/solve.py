@@ -1,0 +1,130 @@
+"""Model.optimize(): write the model as an LP file with canonical names (C<i>, R<i>) into a temporary folder,
+run `trex solve FILE --json --values [--time-limit T]`, and copy status, objective and variable values back.
+
+Canonical names make the answer map back by column index whatever the user's names are (duplicates, spaces,
+names that collide with `Constant`). Quadratic models are refused before anything runs.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from . import lpwriter
+from .grb import GRB, GurobiError, ERROR_UNSUPPORTED
+
+INF = 1e100
+
+_STATUS = {
+    "optimal": GRB.OPTIMAL,
+    "infeasible": GRB.INFEASIBLE,
+    "unbounded": GRB.UNBOUNDED,
+    "infeasible_or_unbounded": GRB.INF_OR_UNBD,
+    "time_limit": GRB.TIME_LIMIT,
+}
+
+QUADRATIC_MESSAGE = ("unsupported: quadratic model (a QuadExpr objective or quadratic constraints); trex's gurobipy "
+                     "layer writes such models to LP files but solves linear and mixed-integer linear models only")
+
+
+def trex_binary():
+    """$TREX_BIN, else `trex` on PATH, else the build tree next to this source checkout."""
+    path = os.environ.get("TREX_BIN")
+    if path:
+        return path
+    found = shutil.which("trex")
+    if found:
+        return found
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidate = os.path.join(repo, "build", "trex")
+    if os.path.isfile(candidate):
+        return candidate
+    raise GurobiError(10009, "trex binary not found: set TREX_BIN to the trex executable")
+
+
+def solve_model(model):
+    if model._qobj or model._qconstrs:
+        raise GurobiError(ERROR_UNSUPPORTED, QUADRATIC_MESSAGE)
+    if any(v._vtype in ("S", "N") for v in model._vars):
+        raise GurobiError(ERROR_UNSUPPORTED, "unsupported: semi-continuous / semi-integer variables")
+    model._invalidate_solution()
+    time_limit = float(model._params._get("TimeLimit"))
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="trex_gurobipy_") as tmp:
+        path = os.path.join(tmp, "model.lp")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(lpwriter.render_lp(model._snapshot(canonical=True)))
+        cmd = [trex_binary(), "solve", path, "--json", "--values"]
+        if time_limit < INF:
+            cmd += ["--time-limit", repr(time_limit)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=None if time_limit >= INF else time_limit + 60.0)
+        except subprocess.TimeoutExpired:
+            _set_result(model, GRB.TIME_LIMIT, None, None, time.monotonic() - start)
+            return
+        except OSError as e:
+            raise GurobiError(10009, f"cannot run trex ({cmd[0]}): {e}") from None
+    answer = _parse_answer(proc)
+    status = answer.get("status")
+    if status in ("unsupported", "error") or status not in _STATUS:
+        message = answer.get("message") or proc.stderr.strip() or f"status {status!r}"
+        errno = ERROR_UNSUPPORTED if status == "unsupported" else 10003
+        prefix = "unsupported: " if status == "unsupported" else "trex solve failed: "
+        raise GurobiError(errno, prefix + message)
+    code = _STATUS[status]
+    values = answer.get("values")
+    if code in (GRB.OPTIMAL, GRB.TIME_LIMIT) and values is not None:
+        x = _values_by_column(values, len(model._vars))
+        objective = answer.get("objective")
+        _set_result(model, code, x, objective, answer.get("seconds", time.monotonic() - start))
+    elif code == GRB.OPTIMAL:
+        raise GurobiError(10005, "trex solve reported optimal but returned no variable values")
+    else:
+        _set_result(model, code, None, None, answer.get("seconds", time.monotonic() - start))
+
+
+def _parse_answer(proc):
+    text = proc.stdout.strip()
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        cut = text.rfind('{"')
+        try:
+            answer = json.loads(text[cut:]) if cut >= 0 else None
+        except json.JSONDecodeError:
+            answer = None
+    if not isinstance(answer, dict):
+        detail = (proc.stderr.strip() or text or f"exit status {proc.returncode}")[-2000:]
+        raise GurobiError(10003, f"trex solve failed: {detail}")
+    return answer
+
+
+def _values_by_column(values, n):
+    x = [0.0] * n
+    if isinstance(values, dict):
+        for name, val in values.items():
+            if name.startswith("C") and name[1:].isdigit():
+                i = int(name[1:])
+                if i < n:
+                    x[i] = float(val)
+    else:
+        for i, val in enumerate(values[:n]):
+            x[i] = float(val)
+    return x
+
+
+def _set_result(model, status, x, objective, seconds):
+    object.__setattr__(model, "_status", status)
+    object.__setattr__(model, "_runtime", float(seconds))
+    if x is None:
+        object.__setattr__(model, "_solcount", 0)
+        object.__setattr__(model, "_objval", None)
+        return
+    for v, val in zip(model._vars, x):
+        object.__setattr__(v, "_x", val)
+    if objective is None:
+        objective = model._objcon + sum(v._obj * v._x for v in model._vars)
+    object.__setattr__(model, "_objval", float(objective))
+    object.__setattr__(model, "_solcount", 1)
