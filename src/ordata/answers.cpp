@@ -54,11 +54,24 @@ std::string algebraic_model(const Instance& in) {
   return s;
 }
 
+std::string strip_lp_comments(const std::string& lp) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < lp.size()) {
+    size_t end = lp.find('\n', pos);
+    if (end == std::string::npos) end = lp.size() - 1;
+    if (lp[pos] != '\\') out.append(lp, pos, end - pos + 1);
+    pos = end + 1;
+  }
+  return out;
+}
+
 bool is_integral(lp::VarType t) { return t == lp::VarType::Integer || t == lp::VarType::Binary; }
 
 }  // namespace
 
-std::string reference_lp(const Instance& inst) { return lp::write_lp_string(inst.model); }
+// The writer's "\\ ..." comment header is dropped: answers stay short and regular.
+std::string reference_lp(const Instance& inst) { return strip_lp_comments(lp::write_lp_string(inst.model)); }
 
 std::string python_program(const Instance& inst, const Json& data, bool read_file) {
   std::string s = "import json\nimport gurobipy as gp\nfrom gurobipy import GRB\n\n";
@@ -205,7 +218,7 @@ TaskSample build_task(const Instance& in, const Verification& v, const RenderedP
       s.user = problem.text + "\n\n" +
                expand(rng, "{The following LP model was written for this problem, but it contains an error:|"
                            "A colleague wrote this LP file for the problem; it gives a wrong result:}") +
-               "\n```lp\n" + lp::write_lp_string(flaw->model) + "```\n" +
+               "\n```lp\n" + strip_lp_comments(lp::write_lp_string(flaw->model)) + "```\n" +
                expand(rng, "{Find the error, explain it and give the corrected LP file.|Diagnose the mistake and provide the corrected LP.}");
       s.answer_lp = reference_lp(in);
       s.assistant = "Diagnosis: " + flaw->diagnosis + "\n\nCorrected LP:\n```lp\n" + s.answer_lp +

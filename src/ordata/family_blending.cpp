@@ -85,8 +85,8 @@ Instance make_blending(Ctx& c) {
   if (ratio)
     in.rules.push_back(c.x("{At least|A minimum of} ") + fmt_num(batch) + " " + u + c.x(" {must be produced|are needed}; the total may be larger."));
   else
-    in.rules.push_back(c.x("{The batch must contain exactly|Exactly} ") + fmt_num(batch) + " " + u +
-                       c.x(" {are produced|make up one batch|of " + dom.blend + " are needed}."));
+    in.rules.push_back(c.rng.bernoulli(0.5) ? "The batch must contain exactly " + fmt_num(batch) + " " + u + c.x("{| of " + dom.blend + "}.")
+                                            : "Exactly " + fmt_num(batch) + " " + u + c.x(" {are produced|make up one batch|of " + dom.blend + " are needed}."));
   in.rules.push_back(c.x("{For every attribute (|For each attribute (}") + label_list(attr) +
                      c.x(") the {share|percentage} in the final blend must lie between its minimum and maximum share; "
                          "{the blend's share is the weighted average of the ingredient contents|contents mix linearly by weight}."));

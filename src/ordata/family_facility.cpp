@@ -7,7 +7,7 @@
 namespace trex::ordata::detail {
 
 Instance make_facility_location(Ctx& c) {
-  static const int kF[4] = {2, 3, 5, 7}, kC[4] = {3, 5, 7, 10};
+  static const int kF[4] = {2, 3, 4, 5}, kC[4] = {3, 4, 6, 8};
   const auto& dom = c.dom;
   Instance in;
   const char* variants[] = {"capacitated", "uncapacitated", "single_source"};

@@ -9,7 +9,7 @@
 namespace trex::ordata::detail {
 
 Instance make_portfolio(Ctx& c) {
-  static const int kA[4] = {4, 6, 8, 12};
+  static const int kA[4] = {4, 5, 7, 9};
   const auto& dom = c.dom;
   Instance in;
   in.variant = c.rng.bernoulli(0.5) ? "linear" : "cardinality_milp";

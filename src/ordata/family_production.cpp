@@ -8,7 +8,7 @@
 namespace trex::ordata::detail {
 
 Instance make_production_planning(Ctx& c) {
-  static const int kP[4] = {1, 2, 3, 4}, kT[4] = {3, 4, 6, 10};
+  static const int kP[4] = {1, 2, 2, 3}, kT[4] = {3, 4, 6, 8};
   const auto& dom = c.dom;
   Instance in;
   const char* variants[] = {"inventory", "setup", "ending_stock"};
@@ -16,6 +16,7 @@ Instance make_production_planning(Ctx& c) {
   in.name = "production_planning";
   bool setup = in.variant == "setup", ending = in.variant == "ending_stock";
   int np = c.size(kP), nt = c.size(kT);
+  if (setup) np = std::min(np, 2), nt = std::min(nt, 6);  // setup MILPs grow expensive for CBC quickly
   auto prods = pick_labels(c.rng, dom.products, np);
   std::vector<std::string> periods;
   std::string pw = dom.period;

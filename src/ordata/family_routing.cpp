@@ -7,7 +7,7 @@
 namespace trex::ordata::detail {
 
 Instance make_routing(Ctx& c) {
-  static const int kTsp[4] = {4, 5, 7, 9}, kVrp[4] = {4, 5, 6, 7};
+  static const int kTsp[4] = {4, 5, 6, 7}, kVrp[4] = {4, 5, 5, 6};
   const auto& dom = c.dom;
   Instance in;
   in.variant = c.rng.bernoulli(0.5) ? "tsp_mtz" : "cvrp_mtz";

@@ -125,8 +125,8 @@ Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
   meta["num_rows"] = inst.model.num_rows();
   meta["num_integer_vars"] = inst.model.num_integer_vars();
   if (flaw) meta["flaw"] = flaw->kind;
-  if (mode == Mode::DPS)
-    for (const auto& [name, body] : problem.files) c.files[name] = body;
+  // Attachments are written for DPS problems and for code-only tasks (their program reads data.json).
+  if (mode == Mode::DPS || task == Task::CodeOnly) c.files["data.json"] = data_json_text(problem.data);
 
   Json sft = Json::object();
   sft["id"] = id;
@@ -267,6 +267,7 @@ bool load_chunk(const fs::path& path, State& s, bool test) {
 }
 
 void count_bucket(Json& b, const char* group, const std::string& name) {
+  if (!b.contains(group)) b[group] = Json::object();
   b[group][name] = b[group].value(name, int64_t(0)) + 1;
 }
 
