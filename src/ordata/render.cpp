@@ -32,12 +32,11 @@ std::string prose_param(const Instance& in, const ParamDef& p, Rng& rng) {
     return s + ".";
   }
   const auto& cols = in.sets[size_t(p.dims[1])].elements;
-  std::string s = capitalize(desc) + unit_suffix(p) + expand(rng, "{ per pair| by " + in.sets[size_t(p.dims[0])].description + " and " +
-                                                                  in.sets[size_t(p.dims[1])].description + "}:");
+  std::string s = capitalize(desc) + unit_suffix(p) + expand(rng, "{ per pair|, row by row|}:");
   for (size_t i = 0; i < rows.size(); ++i) {
     std::vector<std::string> parts;
     for (size_t j = 0; j < cols.size(); ++j) parts.push_back(readable(cols[j]) + " " + num(p, p.values[i * cols.size() + j]));
-    s += expand(rng, " {For|From|For row} ") + readable(rows[i]) + ": " + join_list(parts) + ".";
+    s += expand(rng, " {For|From|Row} ") + readable(rows[i]) + ": " + join_list(parts) + ".";
   }
   return s;
 }
