@@ -20,17 +20,27 @@ std::string degeneracy_reason(const lp::Model& model, const std::vector<double>&
   bool all_zero = true;
   for (double v : x) all_zero &= std::fabs(v) <= tol;
   if (all_zero) return "all_zero";
-  // Every non-binary variable at one of its bounds (pure 0/1 models are exempt: all binaries sit at a bound).
-  int non_binary = 0, at_bound = 0;
+  // All at a bound. With 0/1 variables (which always sit at a bound) the test is that they are not all
+  // equal (a trivial pattern); the continuous/integer variables of such models are then auxiliary (MTZ
+  // orders, flows) and may sit at bounds. Without 0/1 variables: not every variable at one of its bounds.
+  int non_binary = 0, at_bound = 0, ones = 0, binaries = 0;
   for (size_t j = 0; j < model.vars.size(); ++j) {
     const auto& v = model.vars[j];
-    if (v.type == lp::VarType::Binary || (v.type == lp::VarType::Integer && v.lb == 0.0 && v.ub == 1.0)) continue;
+    if (v.type == lp::VarType::Binary || (v.type == lp::VarType::Integer && v.lb == 0.0 && v.ub == 1.0)) {
+      ++binaries;
+      ones += x[j] > 0.5;
+      continue;
+    }
     ++non_binary;
     bool lb = std::isfinite(v.lb) && std::fabs(x[j] - v.lb) <= tol * std::max(1.0, std::fabs(v.lb));
     bool ub = std::isfinite(v.ub) && std::fabs(x[j] - v.ub) <= tol * std::max(1.0, std::fabs(v.ub));
     at_bound += lb || ub;
   }
-  if (non_binary > 0 && at_bound == non_binary) return "all_at_bound";
+  if (binaries > 0) {
+    if (ones == 0 || ones == binaries) return "all_at_bound";
+  } else if (non_binary > 0 && at_bound == non_binary) {
+    return "all_at_bound";
+  }
   for (const auto& r : model.rows) {
     if (r.sense == lp::RowSense::EQ) return "";
     double act = 0;

@@ -1,5 +1,5 @@
 // Solver verification of generated instances (report §7 step 04/04b): solve with CBC, keep only
-// optimal, non-degenerate instances (not all-zero, not every non-binary variable at a bound, at
+// optimal, non-degenerate instances (not all-zero, not all at a bound (see degeneracy_reason), at
 // least one binding row) and compute the parameter and solution signatures used to drop duplicates.
 #pragma once
 #include <string>

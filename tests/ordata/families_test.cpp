@@ -94,3 +94,19 @@ TEST(Verify, DegeneracyRules) {
   EXPECT_FALSE(objectives_match(1.00001, 1.0));
   EXPECT_EQ(round_objective(1233.9999999998), 1234.0);
 }
+
+TEST(Verify, BinaryModelsNeedANontrivialPattern) {
+  trex::lp::Model m;
+  m.add_var("y1", trex::lp::VarType::Binary, 0, 1);
+  m.add_var("y2", trex::lp::VarType::Binary, 0, 1);
+  m.add_var("u", trex::lp::VarType::Continuous, 1, 3);
+  trex::lp::Row r;
+  r.name = "c";
+  r.terms = {{0, 1.0}, {1, 1.0}};
+  r.sense = trex::lp::RowSense::EQ;
+  r.rhs = 1;
+  m.rows.push_back(r);
+  EXPECT_EQ(degeneracy_reason(m, {1, 0, 3}), "");  // auxiliary u at a bound is fine
+  EXPECT_EQ(degeneracy_reason(m, {1, 1, 2}), "all_at_bound");
+  EXPECT_EQ(degeneracy_reason(m, {0, 0, 1}), "all_at_bound");
+}
