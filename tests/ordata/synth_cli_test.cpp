@@ -1,6 +1,11 @@
 // `trex synth` end to end: exports consistent with the manifest, every exported LP re-solved with
 // GLPK matches the stored objective, same seed => same bytes, interrupted + resumed => same files,
 // bad options => clear errors and nothing written, no near-duplicate pair in 2,000 samples.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
 
 #include "lp/lp_format.hpp"
@@ -181,4 +186,37 @@ TEST(SynthCli, NoNearDuplicatePairInTwoThousandSamples) {
   for (const auto& r : sft) structures.insert(r["metadata"]["structure"].get<std::string>());
   EXPECT_EQ(structures.size(), 10u);
   fs::remove_all(dir);
+}
+
+TEST(SynthCli, KilledRunResumesToTheSameFiles) {
+  fs::path full = fresh_dir("kfull"), cut = fresh_dir("kcut");
+  std::string args = "--count 80 --test-count 5 --seed 17 --chunk-size 10 --threads 1";
+  int rc;
+  ASSERT_EQ((run(synth_cmd(full, args), rc), rc), 0);
+  // SIGKILL the run (trex itself, no shell in between) as soon as its first checkpoint exists.
+  std::vector<std::string> argv_s = {"trex", "synth", "--no-progress", "--out", cut.string(), "--count", "80", "--test-count", "5",
+                                     "--seed", "17", "--chunk-size", "10", "--threads", "1"};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execv(TREX_BIN_PATH, argv.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 1500 && !fs::exists(cut / ".synth-partial" / "train-00000.jsonl"); ++i) usleep(20000);
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  EXPECT_FALSE(fs::exists(cut / "sft.jsonl"));
+  std::string out = run(synth_cmd(cut, args + " --json"), rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_TRUE(snapshot(full) == snapshot(cut));
+  fs::remove_all(full);
+  fs::remove_all(cut);
 }
