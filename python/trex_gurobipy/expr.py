@@ -5,6 +5,7 @@ constraint or objective is handed to the Model. Numbers are anything numbers.Rea
 numpy scalars); `__array_ufunc__ = None` makes numpy scalars and arrays defer to our reflected operators.
 """
 import numbers
+import sys
 
 from .grb import GRB, GurobiError, ERROR_UNSUPPORTED
 
@@ -32,12 +33,22 @@ class _ExprOps:
     __array_priority__ = 100
 
     def __add__(self, other):
+        # Fast path: `self` is an unnamed temporary (e.g. the running total inside sum()), so it can grow in place
+        # instead of being copied; this keeps sum() over n terms linear. See _temporary_refcount.
+        if _TEMP_RC and type(self) is LinExpr and sys.getrefcount(self) == _TEMP_RC and type(other) is not QuadExpr \
+                and (type(other) is Var or type(other) is LinExpr or is_number(other)):
+            self._iadd(other, 1.0)
+            return self
         return _combine(self, other, 1.0)
 
     def __radd__(self, other):
         return _combine(self, other, 1.0)
 
     def __sub__(self, other):
+        if _TEMP_RC and type(self) is LinExpr and sys.getrefcount(self) == _TEMP_RC and type(other) is not QuadExpr \
+                and (type(other) is Var or type(other) is LinExpr or is_number(other)):
+            self._iadd(other, -1.0)
+            return self
         return _combine(self, other, -1.0)
 
     def __rsub__(self, other):
@@ -544,6 +555,39 @@ class TempConstr:
 
     def __repr__(self):
         return f"<gurobi.TempConstr: {self._lhs!r} {self._sense} {self._rhs!r}>"
+
+
+def _temporary_refcount():
+    """The reference count sys.getrefcount() reports inside __add__ for an operand nobody else holds.
+
+    Calibrated at import on this interpreter: a temporary (the result of `(a + b)` or sum()'s running total)
+    must report fewer references than a named expression, in a module, a function, a list and an attribute.
+    Only CPython before 3.12 is trusted (later versions borrow stack references); elsewhere the fast path is
+    off (0) and every `+` copies, which is the readable reference behaviour the fast path is tested against.
+    """
+    if sys.implementation.name != "cpython" or sys.version_info >= (3, 12):
+        return 0
+    seen = {}
+
+    class Probe:
+        def __add__(self, other):
+            seen.setdefault(other, sys.getrefcount(self))
+            return Probe()
+
+    def named():
+        a = Probe()
+        holder = [Probe()]
+        a + "named"
+        holder[0] + "list"
+        (Probe() + "inner") + "temp"
+    named()
+    temp = seen.get("temp")
+    if temp is None or any(seen.get(k, 0) <= temp for k in ("named", "list")):
+        return 0
+    return temp
+
+
+_TEMP_RC = _temporary_refcount()
 
 
 def quicksum(iterable):

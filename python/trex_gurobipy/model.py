@@ -220,28 +220,30 @@ class Env:
         return False
 
 
-_MODEL_FIELDS = {"_name", "_vars", "_constrs", "_qconstrs", "_sense", "_objcon", "_qobj", "_params", "_status",
-                 "_objval", "_objbound", "_runtime", "_solcount", "_solver_detail", "_mipgap"}
+# Internal fields carry an `_m_` prefix: user code often stores its own data as model._vars, model._data, ...
+_MODEL_FIELDS = {"_m_name", "_m_vars", "_m_constrs", "_m_qconstrs", "_m_sense", "_m_objcon", "_m_qobj",
+                 "_m_params", "_m_status", "_m_objval", "_m_objbound", "_m_runtime", "_m_solcount",
+                 "_m_solver_detail", "_m_mipgap"}
 
 
 class Model:
     def __init__(self, name="", env=None):
-        object.__setattr__(self, "_name", str(name) if name is not None else "")
-        object.__setattr__(self, "_vars", [])
-        object.__setattr__(self, "_constrs", [])
-        object.__setattr__(self, "_qconstrs", [])
-        object.__setattr__(self, "_sense", GRB.MINIMIZE)
-        object.__setattr__(self, "_objcon", 0.0)
-        object.__setattr__(self, "_qobj", [])
+        object.__setattr__(self, "_m_name", str(name) if name is not None else "")
+        object.__setattr__(self, "_m_vars", [])
+        object.__setattr__(self, "_m_constrs", [])
+        object.__setattr__(self, "_m_qconstrs", [])
+        object.__setattr__(self, "_m_sense", GRB.MINIMIZE)
+        object.__setattr__(self, "_m_objcon", 0.0)
+        object.__setattr__(self, "_m_qobj", [])
         base = env.params._values if isinstance(env, Env) else None
-        object.__setattr__(self, "_params", Params(base))
-        object.__setattr__(self, "_status", GRB.LOADED)
-        object.__setattr__(self, "_objval", None)
-        object.__setattr__(self, "_objbound", None)
-        object.__setattr__(self, "_runtime", 0.0)
-        object.__setattr__(self, "_solcount", 0)
-        object.__setattr__(self, "_solver_detail", "")
-        object.__setattr__(self, "_mipgap", None)
+        object.__setattr__(self, "_m_params", Params(base))
+        object.__setattr__(self, "_m_status", GRB.LOADED)
+        object.__setattr__(self, "_m_objval", None)
+        object.__setattr__(self, "_m_objbound", None)
+        object.__setattr__(self, "_m_runtime", 0.0)
+        object.__setattr__(self, "_m_solcount", 0)
+        object.__setattr__(self, "_m_solver_detail", "")
+        object.__setattr__(self, "_m_mipgap", None)
 
     # --- variables ------------------------------------------------------------------------------------------
     def addVar(self, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name="", column=None):
@@ -250,9 +252,9 @@ class Model:
         vt = str(vtype).upper()
         if vt not in ("C", "B", "I", "S", "N"):
             raise GurobiError(10003, f"Invalid variable type '{vtype}'")
-        v = Var(self, len(self._vars), _to_bound(lb), _to_bound(ub), float(obj), vt,
+        v = Var(self, len(self._m_vars), _to_bound(lb), _to_bound(ub), float(obj), vt,
                 "" if name is None else str(name))
-        self._vars.append(v)
+        self._m_vars.append(v)
         self._invalidate_solution()
         return v
 
@@ -271,10 +273,10 @@ class Model:
         return out
 
     def getVars(self):
-        return list(self._vars)
+        return list(self._m_vars)
 
     def getVarByName(self, name):
-        for v in self._vars:
+        for v in self._m_vars:
             if v.VarName_() == name:
                 return v
         return None
@@ -304,14 +306,14 @@ class Model:
             terms = _merge(lin._coeffs, lin._vars)
             qterms = _merge_quad(expr._qc, expr._qv1, expr._qv2)
             if qterms:
-                c = QConstr(self, len(self._qconstrs), name, terms, qterms, sense, 0.0 - lin._const)
-                self._qconstrs.append(c)
+                c = QConstr(self, len(self._m_qconstrs), name, terms, qterms, sense, 0.0 - lin._const)
+                self._m_qconstrs.append(c)
                 self._invalidate_solution()
                 return c
             expr = lin
         terms = _merge(expr._coeffs, expr._vars)
-        c = Constr(self, len(self._constrs), name, terms, sense, 0.0 - expr._const)
-        self._constrs.append(c)
+        c = Constr(self, len(self._m_constrs), name, terms, sense, 0.0 - expr._const)
+        self._m_constrs.append(c)
         self._invalidate_solution()
         return c
 
@@ -372,10 +374,10 @@ class Model:
         return f
 
     def getConstrs(self):
-        return list(self._constrs)
+        return list(self._m_constrs)
 
     def getQConstrs(self):
-        return list(self._qconstrs)
+        return list(self._m_qconstrs)
 
     def getGenConstrs(self):
         return []
@@ -384,7 +386,7 @@ class Model:
         return []
 
     def getConstrByName(self, name):
-        for c in self._constrs:
+        for c in self._m_constrs:
             if c._display_name() == name:
                 return c
         return None
@@ -407,23 +409,23 @@ class Model:
         elif isinstance(items, (Var, Constr)):
             items = [items]
         gone = {id(x) for x in items}
-        removed_vars = [v for v in self._vars if id(v) in gone]
-        self._vars[:] = [v for v in self._vars if id(v) not in gone]
-        self._constrs[:] = [c for c in self._constrs if id(c) not in gone]
-        self._qconstrs[:] = [c for c in self._qconstrs if id(c) not in gone]
+        removed_vars = [v for v in self._m_vars if id(v) in gone]
+        self._m_vars[:] = [v for v in self._m_vars if id(v) not in gone]
+        self._m_constrs[:] = [c for c in self._m_constrs if id(c) not in gone]
+        self._m_qconstrs[:] = [c for c in self._m_qconstrs if id(c) not in gone]
         if removed_vars:
             dead = {id(v) for v in removed_vars}
-            for c in self._constrs + self._qconstrs:
+            for c in self._m_constrs + self._m_qconstrs:
                 object.__setattr__(c, "_terms", [(k, v) for k, v in c._terms if id(v) not in dead])
-            for c in self._qconstrs:
+            for c in self._m_qconstrs:
                 object.__setattr__(c, "_qterms", [t for t in c._qterms if id(t[1]) not in dead
                                                    and id(t[2]) not in dead])
-            self._qobj[:] = [t for t in self._qobj if id(t[1]) not in dead and id(t[2]) not in dead]
-        for i, v in enumerate(self._vars):
+            self._m_qobj[:] = [t for t in self._m_qobj if id(t[1]) not in dead and id(t[2]) not in dead]
+        for i, v in enumerate(self._m_vars):
             object.__setattr__(v, "_index", i)
-        for i, c in enumerate(self._constrs):
+        for i, c in enumerate(self._m_constrs):
             object.__setattr__(c, "_index", i)
-        for i, c in enumerate(self._qconstrs):
+        for i, c in enumerate(self._m_qconstrs):
             object.__setattr__(c, "_index", i)
         self._invalidate_solution()
 
@@ -433,17 +435,17 @@ class Model:
             raise GurobiError(10003, "setObjective: the objective is a constraint, not an expression")
         if not (is_number(expr) or isinstance(expr, (Var, LinExpr, QuadExpr))):
             raise GurobiError(10003, f"setObjective: unsupported objective type {type(expr).__name__}")
-        for v in self._vars:
+        for v in self._m_vars:
             object.__setattr__(v, "_obj", 0.0)
         if isinstance(expr, QuadExpr):
             lin = expr._lin
-            self._qobj[:] = _merge_quad(expr._qc, expr._qv1, expr._qv2)
+            self._m_qobj[:] = _merge_quad(expr._qc, expr._qv1, expr._qv2)
         else:
             lin = LinExpr(expr) if not isinstance(expr, LinExpr) else expr
-            self._qobj[:] = []
+            self._m_qobj[:] = []
         for c, v in zip(lin._coeffs, lin._vars):
             object.__setattr__(v, "_obj", v._obj + c)
-        object.__setattr__(self, "_objcon", float(lin._const))
+        object.__setattr__(self, "_m_objcon", float(lin._const))
         if sense is not None:
             self._set_sense(sense)
         self._invalidate_solution()
@@ -461,18 +463,18 @@ class Model:
                 else sense
         if sense not in (GRB.MINIMIZE, GRB.MAXIMIZE):
             raise GurobiError(10003, f"Invalid objective sense {sense!r}")
-        object.__setattr__(self, "_sense", int(sense))
+        object.__setattr__(self, "_m_sense", int(sense))
 
     def getObjective(self):
         lin = LinExpr()
-        for v in self._vars:
+        for v in self._m_vars:
             if v._obj != 0.0:
                 lin._coeffs.append(v._obj)
                 lin._vars.append(v)
-        lin._const = self._objcon
-        if self._qobj:
+        lin._const = self._m_objcon
+        if self._m_qobj:
             q = QuadExpr(lin)
-            for c, a, b in self._qobj:
+            for c, a, b in self._m_qobj:
                 q._qc.append(c)
                 q._qv1.append(a)
                 q._qv2.append(b)
@@ -482,21 +484,21 @@ class Model:
     # --- parameters and attributes --------------------------------------------------------------------------
     @property
     def Params(self):
-        return self._params
+        return self._m_params
 
     @property
     def params(self):
-        return self._params
+        return self._m_params
 
     def setParam(self, name, value):
-        self._params._set(name, value)
+        self._m_params._set(name, value)
 
     def getParamInfo(self, name):
-        v = self._params._get(name)
+        v = self._m_params._get(name)
         return (name, type(v), v, v, v, v)
 
     def resetParams(self):
-        self._params._values.clear()
+        self._m_params._values.clear()
 
     def getAttr(self, name, objs=None):
         if objs is None:
@@ -521,53 +523,53 @@ class Model:
     def _model_attr(self, name):
         key = str(name).lower()
         if key == "status":
-            return self._status
+            return self._m_status
         if key == "modelname":
-            return self._name
+            return self._m_name
         if key == "modelsense":
-            return self._sense
+            return self._m_sense
         if key == "objcon":
-            return self._objcon
+            return self._m_objcon
         if key == "numvars":
-            return len(self._vars)
+            return len(self._m_vars)
         if key == "numconstrs":
-            return len(self._constrs)
+            return len(self._m_constrs)
         if key == "numqconstrs":
-            return len(self._qconstrs)
+            return len(self._m_qconstrs)
         if key in ("numgenconstrs", "numsos"):
             return 0
         if key == "numintvars":
-            return sum(1 for v in self._vars if v._vtype in ("B", "I", "N"))
+            return sum(1 for v in self._m_vars if v._vtype in ("B", "I", "N"))
         if key == "numbinvars":
-            return sum(1 for v in self._vars if v._vtype == "B")
+            return sum(1 for v in self._m_vars if v._vtype == "B")
         if key == "numnzs":
-            return sum(len(c._terms) for c in self._constrs)
+            return sum(len(c._terms) for c in self._m_constrs)
         if key == "numqnzs":
-            return len(self._qobj)
+            return len(self._m_qobj)
         if key == "ismip":
-            return int(any(v._vtype != "C" for v in self._vars))
+            return int(any(v._vtype != "C" for v in self._m_vars))
         if key == "isqp":
-            return int(bool(self._qobj))
+            return int(bool(self._m_qobj))
         if key == "isqcp":
-            return int(bool(self._qconstrs))
+            return int(bool(self._m_qconstrs))
         if key == "ismultiobj":
             return 0
         if key == "solcount":
-            return self._solcount
+            return self._m_solcount
         if key == "runtime":
-            return self._runtime
-        if key in ("itercount", "bariterCount".lower(), "nodecount"):
+            return self._m_runtime
+        if key in ("itercount", "baritercount", "nodecount"):  # not reported by trex solve
             return 0.0
         if key in ("objval", "objbound", "objboundc", "mipgap"):
-            if self._solcount == 0 or self._objval is None:
+            if self._m_solcount == 0 or self._m_objval is None:
                 raise AttrUnavailable(f"Unable to retrieve attribute '{name}'")
             if key == "objval":
-                return self._objval
+                return self._m_objval
             if key == "mipgap":
-                if not any(v._vtype != "C" for v in self._vars):
+                if not any(v._vtype != "C" for v in self._m_vars):
                     raise AttrUnavailable(f"Unable to retrieve attribute '{name}'")
-                return self._mipgap if self._mipgap is not None else 0.0
-            return self._objbound if self._objbound is not None else self._objval
+                return self._m_mipgap if self._m_mipgap is not None else 0.0
+            return self._m_objbound if self._m_objbound is not None else self._m_objval
         if key == "fingerprint":
             return 0
         raise AttributeError(f"'Model' object has no attribute '{name}'")
@@ -577,9 +579,9 @@ class Model:
         if key == "modelsense":
             self._set_sense(value)
         elif key == "objcon":
-            object.__setattr__(self, "_objcon", float(value))
+            object.__setattr__(self, "_m_objcon", float(value))
         elif key == "modelname":
-            object.__setattr__(self, "_name", str(value))
+            object.__setattr__(self, "_m_name", str(value))
         else:
             raise GurobiError(10003, f"Model attribute '{name}' cannot be set")
         self._invalidate_solution()
@@ -592,7 +594,7 @@ class Model:
         return self._model_attr(name)
 
     def __setattr__(self, name, value):
-        if name in _MODEL_FIELDS:
+        if name in _MODEL_FIELDS or name.startswith("_"):  # gurobipy lets users keep data in model._<name>
             object.__setattr__(self, name, value)
         elif name.lower() == "params":
             raise GurobiError(10003, "Model.Params cannot be replaced")
@@ -640,48 +642,48 @@ class Model:
         raise unsupported("Model.tune")
 
     def _invalidate_solution(self):
-        if self._status != GRB.LOADED or self._solcount:
-            object.__setattr__(self, "_status", GRB.LOADED)
-            object.__setattr__(self, "_objval", None)
-            object.__setattr__(self, "_solcount", 0)
-            for v in self._vars:
+        if self._m_status != GRB.LOADED or self._m_solcount:
+            object.__setattr__(self, "_m_status", GRB.LOADED)
+            object.__setattr__(self, "_m_objval", None)
+            object.__setattr__(self, "_m_solcount", 0)
+            for v in self._m_vars:
                 object.__setattr__(v, "_x", None)
 
     def __repr__(self):
-        return (f"<gurobi.Model {'MIP' if self._model_attr('ismip') else 'Continuous'} instance {self._name}: "
-                f"{len(self._constrs)} constrs, {len(self._vars)} vars, Parameter changes: none>")
+        return (f"<gurobi.Model {'MIP' if self._model_attr('ismip') else 'Continuous'} instance {self._m_name}: "
+                f"{len(self._m_constrs)} constrs, {len(self._m_vars)} vars, Parameter changes: none>")
 
     # --- output ---------------------------------------------------------------------------------------------
     def _snapshot(self, canonical=False):
         """Everything the LP writer needs. canonical=True names columns C<i> and rows R<i>/QC<i> so the
         solver's answer maps back by index whatever the user's names are."""
         if canonical:
-            var_names = [f"C{i}" for i in range(len(self._vars))]
+            var_names = [f"C{i}" for i in range(len(self._m_vars))]
         else:
-            var_names = [lpwriter.lp_name(v.VarName_()) for v in self._vars]
+            var_names = [lpwriter.lp_name(v.VarName_()) for v in self._m_vars]
         rows = []
-        for i, c in enumerate(self._constrs):
+        for i, c in enumerate(self._m_constrs):
             nm = f"R{i}" if canonical else lpwriter.lp_name(c._display_name())
             terms = sorted(((v._index, k) for k, v in c._terms), key=lambda t: t[0])
             rows.append((nm, terms, c._sense, c._rhs))
-        for i, c in enumerate(self._qconstrs):
+        for i, c in enumerate(self._m_qconstrs):
             nm = f"QC{i}" if canonical else lpwriter.lp_name(c._display_name())
             terms = sorted(((v._index, k) for k, v in c._terms), key=lambda t: t[0])
             q = sorted(((k, a._index, b._index) for k, a, b in c._qterms), key=lambda t: (t[1], t[2]))
             rows.append((nm, terms, c._sense, c._rhs, q))
         return {
-            "model_name": self._name,
-            "sense": self._sense,
+            "model_name": self._m_name,
+            "sense": self._m_sense,
             "var_names": var_names,
-            "obj": [(i, v._obj) for i, v in enumerate(self._vars) if v._obj != 0.0],
-            "objcon": self._objcon,
-            "qobj": sorted(((k, a._index, b._index) for k, a, b in self._qobj), key=lambda t: (t[1], t[2])),
+            "obj": [(i, v._obj) for i, v in enumerate(self._m_vars) if v._obj != 0.0],
+            "objcon": self._m_objcon,
+            "qobj": sorted(((k, a._index, b._index) for k, a, b in self._m_qobj), key=lambda t: (t[1], t[2])),
             "rows": rows,
-            "bounds": [(v._lb, v._ub, v._vtype) for v in self._vars],
+            "bounds": [(v._lb, v._ub, v._vtype) for v in self._m_vars],
         }
 
     def _check_writable(self):
-        for v in self._vars:
+        for v in self._m_vars:
             if v._vtype in ("S", "N"):
                 raise unsupported("semi-continuous / semi-integer variables")
 
@@ -694,11 +696,11 @@ class Model:
             with open(filename, "w", encoding="utf-8") as f:
                 f.write(text)
         elif lower.endswith(".sol"):
-            if self._solcount == 0:
+            if self._m_solcount == 0:
                 raise GurobiError(10005, "Unable to write solution: no solution available")
             with open(filename, "w", encoding="utf-8") as f:
-                f.write(f"# Solution for model {self._name}\n# Objective value = {self._objval!r}\n")
-                for v in self._vars:
+                f.write(f"# Solution for model {self._m_name}\n# Objective value = {self._m_objval!r}\n")
+                for v in self._m_vars:
                     f.write(f"{v.VarName_()} {v._x!r}\n")
         elif lower.endswith((".prm", ".json", ".ilp", ".mst", ".attr")):
             pass  # parameter/solution side files: nothing the evaluation reads
@@ -706,13 +708,13 @@ class Model:
             raise unsupported(f"writing '{os.path.basename(filename)}' (only .lp and .sol files are written)")
 
     def printStats(self):
-        print(f"Statistics for model {self._name}:\n  Linear constraint matrix    : "
-              f"{len(self._constrs)} Constrs, {len(self._vars)} Vars, {self._model_attr('numnzs')} NZs")
+        print(f"Statistics for model {self._m_name}:\n  Linear constraint matrix    : "
+              f"{len(self._m_constrs)} Constrs, {len(self._m_vars)} Vars, {self._model_attr('numnzs')} NZs")
 
     def printAttr(self, attrs, filter="*"):
         names = [attrs] if isinstance(attrs, str) else list(attrs)
         for n in names:
-            for v in self._vars:
+            for v in self._m_vars:
                 try:
                     val = v.getAttr(n)
                 except (GurobiError, AttributeError):
@@ -728,7 +730,7 @@ class Model:
         solve_model(self)
 
     def status_name(self):
-        return STATUS_NAMES.get(self._status, str(self._status))
+        return STATUS_NAMES.get(self._m_status, str(self._m_status))
 
 
 def _expand_keys(indices):
@@ -762,7 +764,7 @@ def _key_text(key):
 def _per_key_getter(arg, keys, argname):
     if isinstance(arg, dict):
         return lambda pos, key: arg[key]
-    if isinstance(arg, (list, tuple)) or type(arg).__name__ == "ndarray":
+    if isinstance(arg, (list, tuple)) or type(arg).__name__ in ("ndarray", "Series"):
         seq = list(arg)
         if len(seq) != len(keys):
             raise GurobiError(10003, f"addVars: '{argname}' has {len(seq)} entries for {len(keys)} variables")

@@ -44,12 +44,12 @@ def trex_binary():
 
 
 def solve_model(model):
-    if model._qobj or model._qconstrs:
+    if model._m_qobj or model._m_qconstrs:
         raise GurobiError(ERROR_UNSUPPORTED, QUADRATIC_MESSAGE)
-    if any(v._vtype in ("S", "N") for v in model._vars):
+    if any(v._vtype in ("S", "N") for v in model._m_vars):
         raise GurobiError(ERROR_UNSUPPORTED, "unsupported: semi-continuous / semi-integer variables")
     model._invalidate_solution()
-    time_limit = float(model._params._get("TimeLimit"))
+    time_limit = float(model._m_params._get("TimeLimit"))
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="trex_gurobipy_") as tmp:
         path = os.path.join(tmp, "model.lp")
@@ -76,7 +76,7 @@ def solve_model(model):
     code = _STATUS[status]
     values = answer.get("values")
     if code in (GRB.OPTIMAL, GRB.TIME_LIMIT) and values is not None:
-        x = _values_by_column(values, len(model._vars))
+        x = _values_by_column(values, len(model._m_vars))
         objective = answer.get("objective")
         _set_result(model, code, x, objective, answer.get("seconds", time.monotonic() - start))
     elif code == GRB.OPTIMAL:
@@ -116,15 +116,15 @@ def _values_by_column(values, n):
 
 
 def _set_result(model, status, x, objective, seconds):
-    object.__setattr__(model, "_status", status)
-    object.__setattr__(model, "_runtime", float(seconds))
+    object.__setattr__(model, "_m_status", status)
+    object.__setattr__(model, "_m_runtime", float(seconds))
     if x is None:
-        object.__setattr__(model, "_solcount", 0)
-        object.__setattr__(model, "_objval", None)
+        object.__setattr__(model, "_m_solcount", 0)
+        object.__setattr__(model, "_m_objval", None)
         return
-    for v, val in zip(model._vars, x):
+    for v, val in zip(model._m_vars, x):
         object.__setattr__(v, "_x", val)
     if objective is None:
-        objective = model._objcon + sum(v._obj * v._x for v in model._vars)
-    object.__setattr__(model, "_objval", float(objective))
-    object.__setattr__(model, "_solcount", 1)
+        objective = model._m_objcon + sum(v._obj * v._x for v in model._m_vars)
+    object.__setattr__(model, "_m_objval", float(objective))
+    object.__setattr__(model, "_m_solcount", 1)

@@ -42,16 +42,90 @@ class tuplelist(list):
             len(self), len(_as_tuple(self[0])) if self else 0, "\n ".join(repr(t) for t in self))
 
 
+class _KeyList(tuplelist):
+    """tupledict.keys(): a tuplelist whose `in` is a hash lookup (keys are hashable)."""
+
+    def __contains__(self, key):
+        keys = getattr(self, "_set", None)
+        if keys is None:
+            keys = self._set = set(self)
+        return key in keys
+
+
 class tupledict(dict):
-    """A dict keyed by tuples with select/sum/prod over wildcard patterns (insertion order kept)."""
+    """A dict keyed by tuples with select/sum/prod over wildcard patterns (insertion order kept).
+
+    Patterns made of '*' and plain values use an index per set of fixed positions, built on first use and
+    dropped whenever the dict changes (like gurobipy), so x.sum(i, '*') in a loop is not a scan per call.
+    _scan_select is the readable reference the index is tested against.
+    """
+    __slots__ = ("_index",)
+
+    def __init__(self, *args, **kwargs):
+        dict.__init__(self, *args, **kwargs)
+        self._index = {}
+
+    def _changed(self):
+        self._index = {}
+
+    def __setitem__(self, key, value):
+        self._changed()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key):
+        self._changed()
+        dict.__delitem__(self, key)
+
+    def update(self, *args, **kwargs):
+        self._changed()
+        dict.update(self, *args, **kwargs)
+
+    def pop(self, *args):
+        self._changed()
+        return dict.pop(self, *args)
+
+    def popitem(self):
+        self._changed()
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        self._changed()
+        return dict.setdefault(self, key, default)
+
+    def clear(self):
+        self._changed()
+        dict.clear(self)
+
+    def _matching_keys(self, pattern):
+        fixed = tuple(i for i, p in enumerate(pattern) if not (isinstance(p, str) and p == "*"))
+        if any(isinstance(pattern[i], (list, set, frozenset)) for i in fixed):
+            return [k for k in dict.keys(self) if _matches(k, pattern)]
+        n = len(pattern)
+        if not hasattr(self, "_index"):  # built without __init__ (copy/pickle protocols)
+            self._index = {}
+        ix = self._index.get((n, fixed))
+        if ix is None:
+            ix = {}
+            for k in dict.keys(self):
+                t = _as_tuple(k)
+                if len(t) == n:
+                    ix.setdefault(tuple(t[i] for i in fixed), []).append(k)
+            self._index[(n, fixed)] = ix
+        try:
+            return ix.get(tuple(pattern[i] for i in fixed), [])
+        except TypeError:  # unhashable pattern value
+            return [k for k in dict.keys(self) if _matches(k, pattern)]
+
+    def _scan_select(self, *pattern):
+        return [v for k, v in self.items() if _matches(k, pattern)]
 
     def select(self, *pattern):
         if not pattern:
             return list(self.values())
-        return [v for k, v in self.items() if _matches(k, pattern)]
+        return [dict.__getitem__(self, k) for k in self._matching_keys(pattern)]
 
     def keys(self):
-        return tuplelist(dict.keys(self))
+        return _KeyList(dict.keys(self))
 
     def sum(self, *pattern):
         r = LinExpr()
@@ -63,11 +137,12 @@ class tupledict(dict):
 
     def prod(self, coeff, *pattern):
         r = LinExpr()
-        items = self.items() if not pattern else ((k, v) for k, v in self.items() if _matches(k, pattern))
-        for k, v in items:
+        keys = dict.keys(self) if not pattern else self._matching_keys(pattern)
+        for k in keys:
             if k not in coeff:
                 continue
             c = coeff[k]
+            v = dict.__getitem__(self, k)
             if is_number(c) and isinstance(v, (Var, LinExpr)):
                 r._iadd(v, float(c))
             else:
@@ -78,7 +153,7 @@ class tupledict(dict):
         return r
 
     def clean(self):
-        pass
+        self._index = {}
 
     def copy(self):
         return tupledict(self)

@@ -103,7 +103,7 @@ class Lexer {
 
   std::vector<Token> run(std::string& first_comment) {
     std::vector<Token> toks;
-    toks.reserve(text_.size() / 4 + 16);
+    toks.reserve(text_.size() / 8 + 16);
     size_t i = 0;
     const size_t n = text_.size();
     bool at_line_start = true;
@@ -228,6 +228,15 @@ class Lexer {
         while (j < text_.size() && is_blank(text_[j])) ++j;
         if (match_phrase(text_, j, "multi-objectives") > 0) fail(t, "multi-objective models are not supported");
       }
+      if (p.kw != Kw::Minimize && p.kw != Kw::Maximize && p.kw != Kw::SubjectTo) {
+        // "bin z" in a Generals list could be a variable named bin or a section switch: refuse.
+        size_t j = i + len;
+        while (j < text_.size() && (is_blank(text_[j]) || text_[j] == '\r')) ++j;
+        if (j < text_.size() && text_[j] != '\n' && text_[j] != '\\')
+          fail(t, "'" + std::string(text_.substr(i, len)) +
+                      "' at the start of a line is a section keyword and must stand alone on its line "
+                      "(a variable cannot be named like a keyword there)");
+      }
       kw_ = p.kw;
       return len;
     }
@@ -316,14 +325,11 @@ class Parser {
     std::string_view s(c);
     while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
     while (!s.empty() && (is_blank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
-    if (s == "Model") return "";
-    if (s.substr(0, 6) == "Model ") return std::string(s.substr(6));
-    if (s.substr(0, 13) == "Problem name:") {
-      s.remove_prefix(13);
-      while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-      return std::string(s);
-    }
-    return "";
+    size_t prefix = s == "Model" ? 5 : s.substr(0, 6) == "Model " ? 6 : s.substr(0, 13) == "Problem name:" ? 13 : 0;
+    if (prefix == 0) return "";
+    s.remove_prefix(prefix);
+    while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);  // the writer refuses outer blanks
+    return std::string(s);
   }
 
   int var_index(const Token& t) {
@@ -806,7 +812,8 @@ class Parser {
 }  // namespace
 
 Model read_lp_string(std::string_view text, const std::string& source_name) {
-  if (text.size() >= 0xFFFFFFF0u) throw Error(SourceLocation{source_name, 0, 0}, "LP file too large (4 GiB limit)");
+  // Token offsets and line numbers are 32-bit.
+  if (text.size() >= 0x7FFFFFF0u) throw Error(SourceLocation{source_name, 0, 0}, "LP file too large (2 GiB limit)");
   return Parser(text, source_name).run();
 }
 

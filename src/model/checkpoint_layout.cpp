@@ -1,6 +1,7 @@
 // Official DeepSeek-V4 checkpoint inventory (see checkpoint_layout.hpp).
 #include "model/checkpoint_layout.hpp"
 
+#include "model/safetensors.hpp"
 #include "util/error.hpp"
 
 namespace trex::model {
@@ -79,6 +80,8 @@ uint64_t LayoutTensor::stored_bytes() const {
 
 namespace {
 
+constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
+
 struct Builder {
   const ModelConfig& c;
   std::vector<LayoutTensor> out;
@@ -86,6 +89,11 @@ struct Builder {
   bool mtp = false;
 
   void add(std::string name, std::vector<int64_t> shape, StoredAs s, Component comp, int64_t expert = -1) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      if (d <= 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxTensorElements)
+        throw Error("config: tensor '" + name + "' would have shape " + shape_str(shape) +
+                    ", which is empty or too large (over 2^48 elements)");
     out.push_back(LayoutTensor{std::move(name), std::move(shape), s, comp, layer, mtp, expert});
   }
 
@@ -156,6 +164,11 @@ struct Builder {
 
 std::vector<LayoutTensor> checkpoint_layout(const ModelConfig& cfg) {
   cfg.validate();
+  // Refuse configs whose inventory could not be listed in memory (a config typo, not a model).
+  const double blocks = double(cfg.num_hidden_layers) + double(cfg.num_nextn_predict_layers);
+  if (blocks * (3.0 * double(cfg.n_routed_experts) + 64.0) > 2e7)
+    throw Error("config: " + std::to_string(cfg.num_hidden_layers) + " layers x " +
+                std::to_string(cfg.n_routed_experts) + " experts is more than 20 million tensors");
   Builder b{cfg, {}};
   const int64_t d = cfg.hidden_size, V = cfg.vocab_size;
   b.add("embed.weight", {V, d}, StoredAs::BF16, Component::Embedding);

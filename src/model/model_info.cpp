@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -23,6 +24,9 @@ ParamCounts count_parameters(const ModelConfig& cfg) {
     int64_t active = n;
     if (t.component == Component::Embedding) active = 0;
     if (t.component == Component::RoutedExperts && t.expert >= cfg.num_experts_per_tok) active = 0;
+    // Overflow guard: a config typo must give an error, not a wrapped count.
+    if (pc.total_with_mtp > std::numeric_limits<int64_t>::max() - n) throw Error("config: parameter count overflows");
+    pc.total_with_mtp += n;
     if (t.mtp) {
       pc.mtp_total += n;
       pc.mtp_active += active;
@@ -34,7 +38,6 @@ ParamCounts count_parameters(const ModelConfig& cfg) {
     pc.active_by_component[component_name(t.component)] += active;
     if (t.component == Component::Embedding) pc.embedding += n;
   }
-  pc.total_with_mtp = pc.total + pc.mtp_total;
   pc.active_with_mtp = pc.active + pc.mtp_active;
   for (int64_t l = 0; l < cfg.num_hidden_layers; ++l) {
     switch (cfg.kind(l)) {
@@ -72,6 +75,41 @@ int64_t matmul_params_per_token(const ModelConfig& c, bool with_mtp) {
   return n;
 }
 
+namespace {
+// Σ_{u=1..S} floor(u/m), in closed form: q = floor(S/m) full steps, r = S mod m.
+double sum_floor_div(int64_t S, int64_t m) {
+  const double q = double(S / m), r = double(S % m);
+  return double(m) * q * (q - 1) / 2 + q * (r + 1);
+}
+}  // namespace
+
+KeySums key_sums(int64_t S, int64_t window, int64_t ratio, int64_t topk) {
+  KeySums k;
+  k.window = S <= window ? double(S) * double(S + 1) / 2 : double(window) * double(window + 1) / 2 + double(S - window) * double(window);
+  if (ratio == 4) {
+    k.indexer = sum_floor_div(S, 4);
+    // min(topk, floor(u/4)) saturates from u = 4*topk on.
+    k.compressed = S < 4 * topk ? k.indexer : sum_floor_div(4 * topk - 1, 4) + double(S - 4 * topk + 1) * double(topk);
+  } else if (ratio != 0) {
+    k.compressed = sum_floor_div(S, ratio);
+  }
+  return k;
+}
+
+KeySums key_sums_ref(int64_t S, int64_t window, int64_t ratio, int64_t topk) {
+  KeySums k;
+  for (int64_t t = 0; t < S; ++t) {
+    k.window += double(std::min(t + 1, window));
+    if (ratio == 4) {
+      k.compressed += double(std::min(topk, (t + 1) / 4));
+      k.indexer += double((t + 1) / 4);
+    } else if (ratio != 0) {
+      k.compressed += double((t + 1) / ratio);
+    }
+  }
+  return k;
+}
+
 FlopsPerToken flops_per_token(const ModelConfig& c, int64_t S, bool with_mtp) {
   if (S <= 0) throw Error("flops_per_token: sequence length must be positive");
   FlopsPerToken f;
@@ -85,20 +123,9 @@ FlopsPerToken flops_per_token(const ModelConfig& c, int64_t S, bool with_mtp) {
   const double per_entry_idx = 2.0 * static_cast<double>(c.index_n_heads * c.index_head_dim);
   double attn = 0, idx = 0;
   for (const auto& [ratio, count] : layers_by_ratio) {
-    double keys = 0, idx_entries = 0;  // summed over t
-    for (int64_t t = 0; t < S; ++t) {
-      const int64_t window = std::min(t + 1, c.sliding_window);
-      int64_t compressed = 0;
-      if (ratio == 4) {
-        compressed = std::min(c.index_topk, (t + 1) / 4);
-        idx_entries += static_cast<double>((t + 1) / 4);
-      } else if (ratio != 0) {
-        compressed = (t + 1) / ratio;
-      }
-      keys += static_cast<double>(window + compressed);
-    }
-    attn += static_cast<double>(count) * per_key * keys;
-    idx += static_cast<double>(count) * per_entry_idx * idx_entries;
+    const KeySums k = key_sums(S, c.sliding_window, ratio, c.index_topk);
+    attn += static_cast<double>(count) * per_key * (k.window + k.compressed);
+    idx += static_cast<double>(count) * per_entry_idx * k.indexer;
   }
   f.attention = attn / static_cast<double>(S);
   f.indexer = idx / static_cast<double>(S);

@@ -50,6 +50,15 @@ struct FlopsPerToken {
 };
 FlopsPerToken flops_per_token(const ModelConfig& cfg, int64_t seq_len, bool with_mtp = true);
 
+// Key counts of one layer summed over the positions t = 0..S-1: window keys min(t+1, w), compressed entries
+// (CSA: min(topk, floor((t+1)/4)); HCA ratio m: floor((t+1)/m)) and indexer-scored entries (CSA:
+// floor((t+1)/4)). Closed form (any S in O(1)) and the readable per-position loop it is tested against.
+struct KeySums {
+  double window = 0, compressed = 0, indexer = 0;
+};
+KeySums key_sums(int64_t S, int64_t window, int64_t ratio, int64_t topk);
+KeySums key_sums_ref(int64_t S, int64_t window, int64_t ratio, int64_t topk);
+
 // CONFIG is a preset name (ModelConfig::preset_names) or a path to a config.json (or a folder holding one).
 ModelConfig load_model_config(const std::string& config);
 

@@ -216,14 +216,13 @@ void dequant_fp8_block(std::span<const uint8_t> codes, int64_t rows, int64_t col
   const int64_t sc = ceil_div(cols, block);
   check_scale_shape(scale, ceil_div(rows, block), sc, what, "[ceil(rows/128), ceil(cols/128)]");
   const auto& lut = fp8_e4m3_table();
-  std::vector<float> row_scales(static_cast<size_t>(sc));
+  // Rows are independent: parallel over rows for large tensors (element-wise, so deterministic).
+#pragma omp parallel for schedule(static) if (rows * cols > (1 << 18))
   for (int64_t r = 0; r < rows; ++r) {
-    if (r % block == 0)
-      for (int64_t b = 0; b < sc; ++b) row_scales[static_cast<size_t>(b)] = scale.at(r / block, b);
     const uint8_t* src = codes.data() + r * cols;
     float* dst = out.data() + r * cols;
     for (int64_t b = 0; b < sc; ++b) {
-      const float s = row_scales[static_cast<size_t>(b)];
+      const float s = scale.at(r / block, b);
       const int64_t c1 = std::min(cols, (b + 1) * block);
       for (int64_t c = b * block; c < c1; ++c) dst[c] = lut[src[c]] * s;
     }
@@ -248,6 +247,7 @@ void dequant_fp4_packed(std::span<const uint8_t> packed, int64_t rows, int64_t c
   const int64_t sc = ceil_div(cols, group);
   check_scale_shape(scale, rows, sc, what, "[rows, ceil(cols/32)]");
   const auto& lut = fp4_e2m1_table();
+#pragma omp parallel for schedule(static) if (rows * cols > (1 << 18))
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = packed.data() + r * (cols / 2);
     float* dst = out.data() + r * cols;

@@ -340,7 +340,8 @@ std::string serialize_safetensors(std::span<const TensorToWrite> tensors,
                                   const std::map<std::string, std::string>& metadata) {
   Layout l = layout(tensors, metadata, "<memory>");
   std::string out = length_prefix(l.header.size()) + l.header;
-  for (const TensorToWrite* t : l.order) out.append(reinterpret_cast<const char*>(t->bytes.data()), t->bytes.size());
+  for (const TensorToWrite* t : l.order)
+    if (!t->bytes.empty()) out.append(reinterpret_cast<const char*>(t->bytes.data()), t->bytes.size());
   return out;
 }
 

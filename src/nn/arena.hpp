@@ -39,6 +39,18 @@ class Arena {
     return p;
   }
 
+  // Stack discipline for temporaries: release(mark()) frees everything allocated after the mark (the
+  // backward of a block releases its scratch before the next block's).
+  struct Mark {
+    size_t chunks = 0, used = 0, total = 0;
+  };
+  Mark mark() const { return Mark{chunks_.size(), used_, total_}; }
+  void release(const Mark& m) {
+    while (chunks_.size() > m.chunks && chunks_.size() > 1) chunks_.pop_back();  // only while sizing
+    used_ = m.used;
+    total_ = m.total;
+  }
+
   // Forget every allocation; keeps the memory. After the first (sizing) step all chunks become one.
   void reset() {
     if (chunks_.size() > 1 || (!chunks_.empty() && chunks_[0].size < high_water_)) {

@@ -3,7 +3,13 @@
 // fast WL path against the reference path, and renamed/shuffled copies and mutations.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 
@@ -12,6 +18,7 @@
 #include "lp/equivalence_detail.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/jsonl.hpp"
 
 using namespace trex::lp;
 using namespace trex::lp::orgeval;
@@ -331,6 +338,25 @@ TEST(OrgevalWl, IsolatedNodeAndRoundCap) {
   EXPECT_EQ(fast.refine(build_graph(normalized(two))).rounds, 2);
 }
 
+TEST(OrgevalWl, ParallelEdgesRepeat) {
+  // A term list naming x twice (the reader merges such terms; a hand-built IR may not) gives two
+  // parallel edges, each contributing its own neighbour string.
+  Model twice, once;
+  for (Model* m : {&twice, &once}) {
+    add_var(*m, "x", VarType::Continuous, 0, kInf, 1.0);
+    add_var(*m, "y", VarType::Continuous, 0, kInf, 2.0);
+  }
+  add_row(twice, "r", {{0, 1.0}, {0, 1.0}, {1, 1.0}}, RowSense::GE, 3.0);
+  add_row(once, "r", {{0, 1.0}, {1, 1.0}}, RowSense::GE, 3.0);
+  const Graph g = build_graph(normalized(twice));
+  EXPECT_EQ(g.offsets[1] - g.offsets[0], 2);  // x has two adjacency entries
+  WlRefiner fast;
+  const Colouring ref = wl_reference(g), f = fast.refine(g);
+  EXPECT_EQ(node_colours(ref), node_colours(f));
+  EXPECT_EQ(ref.rounds, 2);
+  EXPECT_EQ(check_equivalence(twice, once).reason, "wl_check");
+}
+
 TEST(OrgevalWl, LongPathNeedsManyRounds) {
   Model m;  // a path x0 - r0 - x1 - r1 - ... : classes split by distance to the ends
   const int n = 12;
@@ -355,6 +381,29 @@ TEST(OrgevalWl, FastPathEqualsReferenceOnRandomModels) {
     ASSERT_EQ(ref.rounds, f.rounds) << "model " << i;
     ASSERT_EQ(node_colours(ref), node_colours(f)) << "model " << i;
     ASSERT_EQ(sufficiency(g, ref), sufficiency(g, f)) << "model " << i;
+  }
+}
+
+TEST(OrgevalWl, WildValuesNeverBreakTheCheck) {
+  // NaN, infinities, values beyond float32 range, denormals: no crash, both WL paths agree, and a
+  // model is still equivalent to its renamed copy unless its own sufficiency fails.
+  const double wild[] = {std::numeric_limits<double>::quiet_NaN(), kInf, -kInf, 1e300, -3.5e38, 4e-320, -0.0, 1.0};
+  trex::Rng rng(99);
+  WlRefiner fast;
+  for (int i = 0; i < 100; ++i) {
+    Model m = random_model(rng, 10, 10);
+    for (Row& r : m.rows) {
+      for (Term& t : r.terms)
+        if (rng.bernoulli(0.3)) t.coef = wild[rng.uniform_int(0, 7)];
+      if (rng.bernoulli(0.3)) r.rhs = wild[rng.uniform_int(0, 7)];
+    }
+    for (Variable& v : m.vars)
+      if (rng.bernoulli(0.2)) v.ub = wild[rng.uniform_int(0, 7)];
+    const Graph g = build_graph(normalized(m));
+    const Colouring ref = wl_reference(g), f = fast.refine(g);
+    ASSERT_EQ(node_colours(ref), node_colours(f)) << "model " << i;
+    const EquivalenceResult self = check_equivalence(m, m);
+    EXPECT_TRUE(self.equivalent || self.reason == "sufficient_check") << "model " << i << ": " << self.reason;
   }
 }
 
@@ -611,4 +660,78 @@ TEST(OrgevalTransforms, MutationsAreDetected) {
     }
   }
   for (const std::string& kind : mutation_kinds()) EXPECT_GT(applied[kind], 60) << kind;
+}
+
+// ---- the CLI: exit codes and JSON ----------------------------------------------------------------
+
+namespace {
+
+struct CliRun {
+  int rc;
+  std::string out;
+};
+
+CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(TREX_BIN_PATH) + " lp-equiv " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, ""};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("trex_lp_equiv_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST(OrgevalCli, ExitCodesAndJson) {
+  const std::string ref = write_temp("ref.lp",
+                                     "\\ reference\nMinimize\n  x + 2 y\nSubject To\n c1: x + 2 y >= 4\n"
+                                     " c2: - 0.5 x <= 0\nBounds\n y <= 10\nGenerals\n y\nEnd\n");
+  const std::string renamed = write_temp("renamed.lp",
+                                         "Maximize\n  2 b + a\nSubject To\n first: - 0.5 a <= 0\n"
+                                         " second: 2 b + a >= 4\nBounds\n b <= 10\nGenerals\n b\nEnd\n");
+  const std::string other = write_temp("other.lp",
+                                       "Minimize\n  x + 2 y\nSubject To\n c1: x + 2 y >= 5\n"
+                                       " c2: - 0.5 x <= 0\nBounds\n y <= 10\nGenerals\n y\nEnd\n");
+  const std::string broken = write_temp("broken.lp", "Minimize\n  x +\nSubject To\nEnd\n");
+
+  CliRun r = run_cli(ref + " " + renamed + " --json");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  trex::Json j = trex::Json::parse(r.out);
+  EXPECT_EQ(j["equivalent"], true);
+  EXPECT_EQ(j["reason"], "");
+  EXPECT_EQ(j["sufficient_msg"], "WL-determinable");
+  for (const char* key : {"var_num_check", "cons_num_check", "wl_check", "sufficient_check"}) EXPECT_EQ(j[key], true);
+
+  r = run_cli(ref + " " + other + " --json");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  j = trex::Json::parse(r.out);
+  EXPECT_EQ(j["equivalent"], false);
+  EXPECT_EQ(j["reason"], "wl_check");
+
+  r = run_cli(ref + " " + broken + " --json");  // unreadable generated file: a verdict
+  EXPECT_EQ(r.rc, 1) << r.out;
+  j = trex::Json::parse(r.out);
+  EXPECT_EQ(j["reason"], "read_error");
+  EXPECT_NE(j["error"].get<std::string>().find("broken.lp:3:"), std::string::npos) << r.out;
+
+  r = run_cli(broken + " " + ref);  // unreadable reference: an error
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("broken.lp:3:"), std::string::npos) << r.out;
+
+  r = run_cli(ref + " " + other);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("not equivalent: wl_check"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli(ref).rc, 2);  // missing argument
+  std::filesystem::remove_all(std::filesystem::path(ref).parent_path());
 }

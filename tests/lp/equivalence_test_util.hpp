@@ -63,25 +63,35 @@ inline Model renamed_shuffled(const Model& m, Rng& rng) {
   return out;
 }
 
-// The round-0 evidence a mutation must change: the set of initial node colours and the set of edge
-// colours after normalisation. A final WL colour determines its node's initial colour and incident
-// edge colours, and colours of different depths never coincide, so a change here always changes
-// the final colour set (barring an MD5 collision).
-struct InitialColours {
-  std::set<std::string> nodes, edges;
+// The local evidence a mutation must change: the sets of initial node colours, of edge colours and
+// of round-1 MD5 inputs (own colour | sorted neighbour colour|edge strings), after normalisation.
+// A final WL colour (round >= 2, or round 1 of a one-node graph) determines its node's round-1
+// input and so its initial colour and incident edge colours, and colours of different depths never
+// coincide; so a change here always changes the final colour set (barring an MD5 collision).
+struct LocalColours {
+  std::set<std::string> nodes, edges, round1;
   size_t vars = 0, rows = 0;
-  bool operator==(const InitialColours&) const = default;
+  bool same_sets(const LocalColours& o) const { return nodes == o.nodes && edges == o.edges && round1 == o.round1; }
 };
-inline InitialColours initial_colours(const Model& m) {
+inline LocalColours local_colours(const Model& m) {
   orgeval::CheckModel cm = orgeval::gurobi_view(m);
   orgeval::normalize(cm);
-  orgeval::Graph g = orgeval::build_graph(cm);
-  InitialColours ic;
-  ic.nodes.insert(g.colour0.begin(), g.colour0.end());
-  ic.edges.insert(g.edge_colours.begin(), g.edge_colours.end());
-  ic.vars = cm.vars.size();
-  ic.rows = cm.rows.size();
-  return ic;
+  const orgeval::Graph g = orgeval::build_graph(cm);
+  LocalColours lc;
+  lc.nodes.insert(g.colour0.begin(), g.colour0.end());
+  lc.edges.insert(g.edge_colours.begin(), g.edge_colours.end());
+  for (int v = 0; v < g.num_nodes(); ++v) {
+    std::vector<std::string> parts;
+    for (int j = g.offsets[size_t(v)]; j < g.offsets[size_t(v) + 1]; ++j)
+      parts.push_back(g.colour0[size_t(g.nbr[size_t(j)])] + "|" + g.edge_colours[size_t(g.edge[size_t(j)])]);
+    std::sort(parts.begin(), parts.end());
+    std::string input = g.colour0[size_t(v)] + "|";
+    for (size_t i = 0; i < parts.size(); ++i) input += (i ? "|" : "") + parts[i];
+    lc.round1.insert(std::move(input));
+  }
+  lc.vars = cm.vars.size();
+  lc.rows = cm.rows.size();
+  return lc;
 }
 
 struct Mutation {
@@ -97,82 +107,131 @@ inline bool survives_n1(const Row& r) {
   return !(r.terms.size() == 1 && std::abs(r.terms[0].coef) >= 1e-12);
 }
 
-// Variables whose bounds N1 overwrites (target of a singleton row).
-inline std::vector<char> bound_targets(const Model& m) {
-  std::vector<char> t(m.vars.size(), 0);
-  for (const Row& r : m.rows)
-    if (r.quad.empty() && r.terms.size() == 1 && std::abs(r.terms[0].coef) >= 1e-12) t[size_t(r.terms[0].var)] = 1;
+// Per variable, whether N1 overwrites its LB (a >= or = singleton row) and its UB (<= or =).
+struct BoundTargets {
+  std::vector<char> lb, ub;
+};
+inline BoundTargets bound_targets(const Model& m) {
+  BoundTargets t{std::vector<char>(m.vars.size(), 0), std::vector<char>(m.vars.size(), 0)};
+  for (const Row& r : m.rows) {
+    if (survives_n1(r) || !r.quad.empty()) continue;
+    const size_t v = size_t(r.terms[0].var);
+    if (r.sense == RowSense::GE || r.sense == RowSense::EQ) t.lb[v] = 1;
+    if (r.sense == RowSense::LE || r.sense == RowSense::EQ) t.ub[v] = 1;
+  }
   return t;
 }
 
-// One mutation of the given kind: candidates are tried in a seeded random order, and the first
-// whose result keeps the variable/row counts (except remove_row) and changes the initial colour
-// sets (remove_row: changes the row count) is returned. nullopt when no candidate qualifies.
+// One mutation of the given kind, or nullopt when no candidate qualifies. Candidates are tried in a
+// seeded random order (rows that survive N1 before singleton rows). A candidate qualifies when the
+// variable and row counts after normalisation stay and the local colour sets change (expected
+// reason wl_check), or, for remove_row, when the row count drops by one (cons_num_check).
+//  coefficient: a row term a -> 2a ± 0.75 (a change float32 "%.6f" always sees);
+//  bound: a declared bound N1 does not overwrite -> a fresh value (binaries: ub 1 -> 0 or lb 0 -> 1);
+//         else (every variable bounded by
+//         singleton rows on both sides) the rhs of a singleton <= / >= row -> a fresh bound value;
+//  type: continuous <-> integer, binary -> integer (same [0,1] bounds);
+//  sense: <= -> >=, >= -> <=, = -> >=;  remove_row: erase one row.
 inline std::optional<Mutation> mutate(const Model& m, const std::string& kind, Rng& rng) {
-  const InitialColours base = initial_colours(m);
-  auto qualifies = [&](const Model& x, bool count_change) {
-    InitialColours ic = initial_colours(x);
-    if (count_change) return ic.vars == base.vars && ic.rows + 1 == base.rows;
-    return ic.vars == base.vars && ic.rows == base.rows && (ic.nodes != base.nodes || ic.edges != base.edges);
+  const LocalColours base = local_colours(m);
+  auto verdict = [&](const Model& x) -> std::string {
+    const LocalColours lc = local_colours(x);
+    if (lc.vars != base.vars) return "";
+    if (lc.rows + 1 == base.rows && kind == "remove_row") return "cons_num_check";
+    if (lc.rows == base.rows && !lc.same_sets(base)) return "wl_check";
+    return "";
   };
   std::vector<size_t> rows(m.rows.size()), vars(m.vars.size());
   std::iota(rows.begin(), rows.end(), size_t(0));
   std::iota(vars.begin(), vars.end(), size_t(0));
   rng.shuffle(rows);
   rng.shuffle(vars);
-  const std::vector<char> targets = bound_targets(m);
+  std::stable_partition(rows.begin(), rows.end(), [&](size_t r) { return survives_n1(m.rows[r]); });
+  auto done = [&](Model&& x, const std::string& what) -> std::optional<Mutation> {
+    const std::string reason = verdict(x);
+    if (reason.empty()) return std::nullopt;
+    return Mutation{kind, reason, what, std::move(x)};
+  };
   if (kind == "coefficient") {
     for (size_t r : rows) {
-      if (!survives_n1(m.rows[r]) || m.rows[r].terms.size() < 2) continue;
+      if (m.rows[r].terms.empty() || !m.rows[r].quad.empty()) continue;
       Model x = m;
       Term& t = x.rows[r].terms[size_t(rng.uniform_int(0, int64_t(x.rows[r].terms.size()) - 1))];
       const double old = t.coef;
-      t.coef = old * 2.0 + (old >= 0 ? 0.75 : -0.75);  // float32 %.6f sees it: |change| >= 0.75
-      if (qualifies(x, false))
-        return Mutation{kind, "wl_check", "row " + m.rows[r].name + ": coefficient " + std::to_string(old) + " -> " +
-                                              std::to_string(t.coef), std::move(x)};
+      t.coef = old * 2.0 + (old >= 0 ? 0.75 : -0.75);
+      const std::string what = "row " + m.rows[r].name + ": coefficient " + std::to_string(old) + " -> " +
+                               std::to_string(t.coef);
+      if (auto mut = done(std::move(x), what)) return mut;
     }
   } else if (kind == "bound") {
+    const BoundTargets targets = bound_targets(m);
     for (size_t v : vars) {
-      if (targets[v]) continue;  // N1 would overwrite the bound
+      if (targets.lb[v] && targets.ub[v]) continue;
       Model x = m;
       Variable& var = x.vars[v];
-      const double lo = std::isfinite(var.lb) ? var.lb : 0.0;
-      const double old = var.ub;
-      var.ub = lo + 4321.125 + double(rng.uniform_int(0, 1000));
-      if (qualifies(x, false))
-        return Mutation{kind, "wl_check", "variable " + var.name + ": ub " + std::to_string(old) + " -> " +
-                                              std::to_string(var.ub), std::move(x)};
+      const double fresh = 4321.125 + double(rng.uniform_int(0, 1000));
+      std::string what = "variable " + var.name + ": ";
+      if (var.type == VarType::Binary) {  // stay inside [0, 1] (an LP file cannot say otherwise)
+        if (!targets.ub[v]) {
+          what += "ub " + std::to_string(var.ub) + " -> 0";
+          var.ub = 0.0;
+        } else {
+          what += "lb " + std::to_string(var.lb) + " -> 1";
+          var.lb = 1.0;
+        }
+      } else if (!targets.ub[v]) {
+        const double lo = std::isfinite(var.lb) ? var.lb : 0.0;
+        what += "ub " + std::to_string(var.ub) + " -> ";
+        var.ub = lo + fresh;
+        what += std::to_string(var.ub);
+      } else {
+        const double hi = std::isfinite(var.ub) ? var.ub : 0.0;
+        what += "lb " + std::to_string(var.lb) + " -> ";
+        var.lb = hi - fresh;
+        what += std::to_string(var.lb);
+      }
+      if (auto mut = done(std::move(x), what)) return mut;
+    }
+    for (size_t r : rows) {
+      const Row& row = m.rows[r];
+      if (survives_n1(row) || !row.quad.empty() || row.sense == RowSense::EQ || row.sense == RowSense::Range) continue;
+      Model x = m;
+      // New bound b' = rhs'/a: far below every other UB candidate (<=) or above every LB candidate (>=).
+      const double fresh = 4321.125e3 + double(rng.uniform_int(0, 1000));
+      const double b = row.sense == RowSense::LE ? -fresh : fresh;
+      x.rows[r].rhs = b * row.terms[0].coef;
+      if (auto mut = done(std::move(x), "singleton row " + row.name + ": rhs " + std::to_string(row.rhs) + " -> " +
+                                            std::to_string(b * row.terms[0].coef)))
+        return mut;
     }
   } else if (kind == "type") {
     for (size_t v : vars) {
       Model x = m;
       Variable& var = x.vars[v];
       const VarType old = var.type;
-      var.type = old == VarType::Continuous ? VarType::Integer
-                 : old == VarType::Integer  ? VarType::Continuous
-                                            : VarType::Integer;  // binary -> integer, same [0,1] bounds
-      if (qualifies(x, false))
-        return Mutation{kind, "wl_check", "variable " + var.name + ": type " + to_string(old) + " -> " +
-                                              to_string(var.type), std::move(x)};
+      const VarType now = old == VarType::Continuous ? VarType::Integer
+                          : old == VarType::Integer  ? VarType::Continuous
+                                                     : VarType::Integer;
+      var.type = now;
+      if (auto mut = done(std::move(x), "variable " + m.vars[v].name + ": type " + to_string(old) + " -> " +
+                                            to_string(now)))
+        return mut;
     }
   } else if (kind == "sense") {
     for (size_t r : rows) {
-      if (!survives_n1(m.rows[r]) || m.rows[r].sense == RowSense::Range) continue;
+      if (m.rows[r].sense == RowSense::Range || !m.rows[r].quad.empty()) continue;
       Model x = m;
       Row& row = x.rows[r];
       const RowSense old = row.sense;
       row.sense = old == RowSense::LE ? RowSense::GE : old == RowSense::GE ? RowSense::LE : RowSense::GE;
-      if (qualifies(x, false))
-        return Mutation{kind, "wl_check", "row " + row.name + ": sense " + to_string(old) + " -> " +
-                                              to_string(row.sense), std::move(x)};
+      const std::string what = "row " + row.name + ": sense " + to_string(old) + " -> " + to_string(row.sense);
+      if (auto mut = done(std::move(x), what)) return mut;
     }
   } else if (kind == "remove_row") {
     for (size_t r : rows) {
-      if (!survives_n1(m.rows[r])) continue;  // removing a singleton row changes bounds, not the row count
       Model x = m;
       x.rows.erase(x.rows.begin() + std::ptrdiff_t(r));
-      if (qualifies(x, true)) return Mutation{kind, "cons_num_check", "removed row " + m.rows[r].name, std::move(x)};
+      if (auto mut = done(std::move(x), "removed row " + m.rows[r].name)) return mut;
     }
   }
   return std::nullopt;

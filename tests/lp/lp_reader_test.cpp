@@ -261,6 +261,25 @@ TEST(LpReader, QuadraticObjectiveAndRows) {
   EXPECT_TRUE(m.has_quadratic());
 }
 
+TEST(LpReader, MoreQuadraticForms) {
+  Model m = read("min\n obj : x - [ x * y - 2 y ^ 2 ] + [ 3 x * x ]\nst\n c: [ x * y ] / 2 + y >= 1\nend\n");
+  EXPECT_EQ(m.objective.name, "obj");
+  ASSERT_EQ(m.objective.quad.size(), 3u);
+  EXPECT_EQ(m.objective.quad[0].coef, -1.0);  // sign before '[' applies to every term, no halving
+  EXPECT_EQ(m.objective.quad[1].coef, 2.0);
+  EXPECT_EQ(m.objective.quad[2].var1, m.objective.quad[2].var2);
+  EXPECT_EQ(m.objective.quad[2].coef, 3.0);
+  EXPECT_EQ(m.rows[0].quad[0].coef, 0.5);
+  EXPECT_EQ(m.rows[0].terms.size(), 1u);
+}
+
+TEST(LpReader, ModelNameFromTheFirstComment) {
+  EXPECT_EQ(read("\\ Model  My model \nmin\n x\nend\n").name, "My model");
+  EXPECT_EQ(read("\\Problem name: prob.lp\nmin\n x\nend\n").name, "prob.lp");
+  EXPECT_EQ(read("\\ something else\nmin\n x\nend\n").name, "");
+  EXPECT_EQ(read("\n\\ Model late\nmin\n x\nend\n").name, "");
+}
+
 TEST(LpReader, SemiContinuousAndSos) {
   Model m = read(
       "min\n x + y + z\nst\n c: x + y + z >= 1\nBounds\n x <= 10\n y <= 5\nSemi-continuous\n x y\n"
@@ -339,6 +358,10 @@ TEST(LpReader, ErrorsNameLineAndColumn) {
   expect_error("min\n x\nst\n c: x <= 1\nbounds\n x <= 1\nst\n d: x <= 1\nEnd\n", 7, 1, "must come before");
   expect_error("min\n x\nmax\n y\nEnd\n", 3, 1, "second objective");
   expect_error("min\n x\nst\n c: x <= 1\nEnd\n junk\n", 6, 2, "after End");
+  expect_error("min\n x\nst\n c: x <= 1\nGenerals\n x\n bin z\nEnd\n", 7, 2, "must stand alone");
+  expect_error("min\n x\nst\n c: x <= 1\nBounds x <= 5\nEnd\n", 5, 1, "must stand alone");
+  expect_error("min\n x\nst\n c: x\n  end + y <= 1\nEnd\n", 5, 3, "must stand alone");
+  expect_error("min\n x\nst\n c: x <= 1\nEnd x\n", 5, 1, "must stand alone");
   expect_error("min\n x + inf\nst\nEnd\n", 2, 6, "keyword");
   expect_error("min\n x <= 3\nst\nEnd\n", 2, 4, "objective");
   expect_error("min\n x ] \nst\nEnd\n", 2, 4, "unexpected");

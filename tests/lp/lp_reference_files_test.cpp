@@ -118,7 +118,7 @@ void round_trip_all(const std::string& folder, size_t expected) {
 TEST(LpReferenceFiles, Bench4OptRoundTrip) { round_trip_all("bench4opt", 394); }
 TEST(LpReferenceFiles, Bench4OptFeasibleRoundTrip) { round_trip_all("bench4opt_feasible", 344); }
 
-// Reading all 738 files takes well under a second (typically ~40 ms in a Release build).
+// Reading all 738 files takes well under a second (~40 ms measured, Release build).
 TEST(LpReferenceFiles, ReadingAllFilesIsFast) {
   std::vector<std::string> texts;
   for (const char* folder : {"bench4opt", "bench4opt_feasible"})
@@ -129,7 +129,13 @@ TEST(LpReferenceFiles, ReadingAllFilesIsFast) {
   for (const auto& t : texts) nz += size_t(read_lp_string(t).num_nonzeros());
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_GT(nz, 0u);
-  EXPECT_LT(s, 1.0) << "reading 738 reference files took " << s << " s";
+#if defined(__SANITIZE_ADDRESS__)
+  const double limit = 10.0;  // AddressSanitizer builds run ~7x slower
+#else
+  const double limit = 1.0;
+#endif
+  EXPECT_LT(s, limit) << "reading 738 reference files took " << s << " s";
+  std::printf("read 738 reference LP files (%zu nonzeros) in %.1f ms\n", nz, s * 1e3);
 }
 
 // ---- Cross-check against COIN-OR CoinLpIO (an independent parser) ----

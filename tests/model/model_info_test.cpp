@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint_layout.hpp"
+#include "util/error.hpp"
 
 using namespace trex::model;
 namespace fs = std::filesystem;
@@ -171,4 +172,29 @@ TEST(ModelInfo, CliPrintsJsonWithTotalAndActive) {
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find(bad.filename().string()), std::string::npos) << out;
   fs::remove(bad);
+}
+
+TEST(ModelInfo, ClosedFormKeySumsMatchPerPositionLoop) {
+  for (int64_t S : {1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 127, 128, 129, 500, 2047, 2048, 2049, 4096, 5000})
+    for (int64_t window : {1, 8, 128})
+      for (int64_t ratio : {0, 4, 8, 16, 128})
+        for (int64_t topk : {1, 4, 512}) {
+          const KeySums a = key_sums(S, window, ratio, topk), b = key_sums_ref(S, window, ratio, topk);
+          ASSERT_EQ(a.window, b.window) << S << " " << window << " " << ratio << " " << topk;
+          ASSERT_EQ(a.compressed, b.compressed) << S << " " << window << " " << ratio << " " << topk;
+          ASSERT_EQ(a.indexer, b.indexer) << S << " " << window << " " << ratio << " " << topk;
+        }
+}
+
+TEST(ModelInfo, AbsurdInputsAreErrorsNotHangs) {
+  ModelConfig c = ModelConfig::preset("tiny");
+  c.n_routed_experts = 2'000'000'000;  // would list billions of tensors
+  EXPECT_THROW(count_parameters(c), trex::Error);
+  c = ModelConfig::preset("tiny");
+  c.vocab_size = int64_t(1) << 50;  // embedding over 2^48 elements
+  EXPECT_THROW(count_parameters(c), trex::Error);
+  // A trillion-token sequence length is O(1) work.
+  const FlopsPerToken f = flops_per_token(ModelConfig::from_hf_json(kFlash), int64_t(1) << 40);
+  EXPECT_GT(f.attention, 0);
+  EXPECT_THROW(flops_per_token(ModelConfig::preset("tiny"), 0), trex::Error);
 }

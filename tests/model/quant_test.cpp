@@ -269,3 +269,27 @@ TEST(Quant, MatchesIndependentPythonDecoder) {
   }
   EXPECT_TRUE(same_bits(convert_to_float(f.view("plain.e5m2")), convert_to_float(f.view("plain.e5m2.expected"))));
 }
+
+// Tensors above the OpenMP threshold take the parallel fast path; it must equal the serial reference.
+TEST(Quant, LargeTensorsFastPathEqualsReference) {
+  trex::Rng rng(99);
+  const int64_t rows = 600, cols = 700;
+  std::vector<uint8_t> codes(rows * cols), scale(ceil_div(rows, 128) * ceil_div(cols, 128));
+  for (auto& c : codes) c = static_cast<uint8_t>(rng.next_u64());
+  for (auto& s : scale) s = static_cast<uint8_t>(100 + rng.next_u64() % 50);
+  auto sv = e8m0_scale(scale, ceil_div(rows, 128), ceil_div(cols, 128));
+  std::vector<float> fast(rows * cols), ref(rows * cols);
+  dequant_fp8_block(codes, rows, cols, sv, fast);
+  dequant_fp8_block_ref(codes, rows, cols, sv, ref);
+  EXPECT_TRUE(same_bits(fast, ref));
+
+  const int64_t fcols = 720;  // 22.5 groups of 32 per row: a partial last group
+  std::vector<uint8_t> packed(rows * fcols / 2), fscale(rows * ceil_div(fcols, 32));
+  for (auto& c : packed) c = static_cast<uint8_t>(rng.next_u64());
+  for (auto& s : fscale) s = static_cast<uint8_t>(100 + rng.next_u64() % 50);
+  auto fsv = e8m0_scale(fscale, rows, ceil_div(fcols, 32));
+  std::vector<float> ffast(rows * fcols), fref(rows * fcols);
+  dequant_fp4_packed(packed, rows, fcols, fsv, ffast);
+  dequant_fp4_packed_ref(packed, rows, fcols, fsv, fref);
+  EXPECT_TRUE(same_bits(ffast, fref));
+}

@@ -76,7 +76,9 @@ TEST(Safetensors, RoundTripAllDtypesThroughFile) {
     EXPECT_EQ(info.shape, t.shape) << t.name;
     auto v = f.view(info);
     ASSERT_EQ(v.bytes.size(), t.bytes.size()) << t.name;
-    EXPECT_EQ(0, std::memcmp(v.bytes.data(), t.bytes.data(), t.bytes.size())) << t.name;
+    if (!t.bytes.empty()) {
+      EXPECT_EQ(0, std::memcmp(v.bytes.data(), t.bytes.data(), t.bytes.size())) << t.name;
+    }
   }
   // Same tensors, same bytes: file and in-memory serialisation agree and are deterministic.
   EXPECT_EQ(trex::read_file(p), serialize_safetensors(ts, {{"format", "pt"}, {"note", "round trip"}}));

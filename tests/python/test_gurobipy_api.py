@@ -314,3 +314,40 @@ End
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FastPathTest(unittest.TestCase):
+    """The in-place `+` on temporaries and the tupledict select index against their reference paths."""
+
+    def build(self, m, x):
+        exprs = [sum(3 * x[i, j] for i in range(4) for j in range(3)),
+                 sum((x[i, 0] - 2 for i in range(4)), 5) - x[0, 1] + 7,
+                 (x[0, 0] + x[0, 1]) + (x[1, 1] - x[2, 2]) - 4]
+        base = x[0, 0] + x[1, 0]
+        exprs += [base + x[2, 0], base - x[3, 0], base + 1, base]  # a named expression is never modified
+        return [([c for c in e._coeffs], [v.index for v in e._vars], e._const) for e in exprs]
+
+    def test_in_place_add_matches_reference(self):
+        from trex_gurobipy import expr
+        m = gp.Model()
+        x = m.addVars(4, 3, name="x")
+        fast = self.build(m, x)
+        saved = expr._TEMP_RC
+        try:
+            expr._TEMP_RC = 0
+            reference = self.build(m, x)
+        finally:
+            expr._TEMP_RC = saved
+        self.assertEqual(fast, reference)
+        self.assertEqual(fast[-1][1], [0, 3])  # base still holds its two terms
+
+    def test_select_index_matches_scan(self):
+        m = gp.Model()
+        x = m.addVars(5, ["a", "b"], 3, name="x")
+        for pattern in [(1, "*", "*"), ("*", "b", 2), ("*", "*", "*"), (4, "a", 0), (9, "*", "*"),
+                        ([1, 2], "*", 0)]:
+            self.assertEqual(x.select(*pattern), x._scan_select(*pattern), pattern)
+        x[9, "a", 0] = m.addVar(name="late")  # the index is rebuilt after a change
+        self.assertEqual(x.select(9, "*", "*"), x._scan_select(9, "*", "*"))
+        self.assertEqual(len(x.select(9, "*", "*")), 1)
+        self.assertIn((9, "a", 0), x.keys())

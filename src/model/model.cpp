@@ -1,0 +1,545 @@
+// Model: packed-batch geometry, parameter offsets, initialisation, and the whole forward/backward (embedding,
+// blocks, collapse head, final norm, LM head, cross-entropy, MTP modules).
+#include "model/model.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "model/model_impl.hpp"
+#include "nn/gemm.hpp"
+#include "util/error.hpp"
+#include "util/rng.hpp"
+
+namespace trex::model {
+
+using namespace detail;
+
+// ============================================================ geometry
+void detail::Seq::build(int64_t B_, int64_t T_, const int32_t* doc_ids, const std::vector<int64_t>& ratios) {
+  B = B_;
+  T = T_;
+  N = B * T;
+  pos.resize(size_t(N));
+  doc_start.resize(size_t(N));
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t start = b * T;
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t i = b * T + t;
+      if (t > 0 && doc_ids && doc_ids[i] != doc_ids[i - 1]) start = i;
+      pos[size_t(i)] = int32_t(i - start);
+      doc_start[size_t(i)] = int32_t(start);
+    }
+  }
+  ents.resize(ratios.size());
+  for (size_t r = 0; r < ratios.size(); ++r) {
+    Entries& e = ents[r];
+    e.m = ratios[r];
+    e.start.clear();
+    e.idx.clear();
+    e.epos.clear();
+    e.base.resize(size_t(N));
+    e.nvis.resize(size_t(N));
+    e.max_nvis = 0;
+    int64_t i = 0;
+    while (i < N) {  // one document at a time
+      int64_t len = 1;
+      while (i + len < N && doc_start[size_t(i + len)] == i) ++len;
+      const int32_t base = int32_t(e.start.size());
+      for (int64_t blk = 0; blk < len / e.m; ++blk) {
+        e.start.push_back(int32_t(i + blk * e.m));
+        e.idx.push_back(int32_t(blk));
+        e.epos.push_back(int32_t(blk * e.m));
+      }
+      for (int64_t j = i; j < i + len; ++j) {
+        e.base[size_t(j)] = base;
+        e.nvis[size_t(j)] = int32_t((pos[size_t(j)] + 1) / e.m);  // only complete blocks are visible
+        e.max_nvis = std::max(e.max_nvis, e.nvis[size_t(j)]);
+      }
+      i += len;
+    }
+    e.NE = int64_t(e.start.size());
+  }
+}
+
+const Entries& detail::Seq::entries(int64_t m) const {
+  for (const auto& e : ents)
+    if (e.m == m) return e;
+  throw Error("internal: no compressed-entry grid for ratio " + std::to_string(m));
+}
+
+// ============================================================ offsets
+detail::BlockOff::BlockOff(const ModelConfig& c, ParamStore& st, const std::string& p, int64_t l)
+    : layer(l), ratio(c.ratio(l)), kind(c.kind(l)), hash(c.is_hash_layer(l)), prefix(p) {
+  auto off = [&](const std::string& n) { return st.info(p + n).offset; };
+  attn_norm = off("attn_norm.weight");
+  ffn_norm = off("ffn_norm.weight");
+  hc_attn = {off("hc_attn_fn"), off("hc_attn_base"), off("hc_attn_scale")};
+  hc_ffn = {off("hc_ffn_fn"), off("hc_ffn_base"), off("hc_ffn_scale")};
+  wq_a = off("attn.wq_a.weight");
+  q_norm = off("attn.q_norm.weight");
+  wq_b = off("attn.wq_b.weight");
+  wkv = off("attn.wkv.weight");
+  kv_norm = off("attn.kv_norm.weight");
+  wo_a = off("attn.wo_a.weight");
+  wo_b = off("attn.wo_b.weight");
+  sink = off("attn.attn_sink");
+  if (ratio != 0)
+    cmp = {off("attn.compressor.wkv.weight"), off("attn.compressor.wgate.weight"), off("attn.compressor.ape"),
+           off("attn.compressor.norm.weight")};
+  if (kind == AttnKind::CSA) {
+    iwq_b = off("attn.indexer.wq_b.weight");
+    iwp = off("attn.indexer.weights_proj.weight");
+    icmp = {off("attn.indexer.compressor.wkv.weight"), off("attn.indexer.compressor.wgate.weight"),
+            off("attn.indexer.compressor.ape"), off("attn.indexer.compressor.norm.weight")};
+  }
+  gate = off("ffn.gate.weight");
+  if (hash)
+    tid2eid = st.int_param(p + "ffn.gate.tid2eid");
+  else
+    gate_bias = off("ffn.gate.bias");
+  for (int64_t e = 0; e < c.n_routed_experts; ++e) {
+    const std::string ep = "ffn.experts." + std::to_string(e) + ".";
+    w1.push_back(off(ep + "w1.weight"));
+    w3.push_back(off(ep + "w3.weight"));
+    w2.push_back(off(ep + "w2.weight"));
+  }
+  if (c.n_shared_experts > 0) {
+    sw1 = off("ffn.shared_experts.w1.weight");
+    sw3 = off("ffn.shared_experts.w3.weight");
+    sw2 = off("ffn.shared_experts.w2.weight");
+  }
+}
+
+// ============================================================ implementation state
+struct MtpOff {
+  int64_t e_proj, h_proj, enorm, hnorm, norm;
+  HcOff hc_head;
+};
+
+struct MtpSaved {
+  int64_t Tm = 0;
+  float *Xin, *hn, *hn_rstd, *e, *en, *en_rstd, *Xm;  // inputs to the MTP block
+  HcSaved head;
+  float *h, *fn, *fn_rstd, *logits;
+  int32_t* tgt;
+  int64_t count = 0;
+  std::vector<int32_t> doc;  // [B*Tm]
+};
+
+struct Model::Impl {
+  std::vector<BlockOff> blocks;
+  std::vector<int64_t> ratios;  // distinct non-zero ratios
+  nn::RopeTable rope_a, rope_b;
+  int64_t rope_len = 0;
+  nn::Arena arena;
+  Seq seq;
+  std::vector<Seq> mseq;
+  std::vector<BlockSaved> saved;
+  std::vector<MtpSaved> mtp;
+  std::vector<MtpOff> mtp_off;
+  int64_t embed, head, norm;
+  HcOff hc_head;
+  HcSaved head_saved;
+  float *X0 = nullptr, *h = nullptr, *hn = nullptr, *hn_rstd = nullptr, *logits = nullptr;
+  int32_t* tgt = nullptr;
+  int64_t ce_count = 0;
+  const int32_t* tokens = nullptr;
+  double idx_loss = 0, bal_loss = 0;
+};
+
+Model::Model(const ModelConfig& cfg, ProcessGroup* pg)
+    : cfg_(cfg), store_(cfg), pg_(pg ? pg : &single_process_group()), impl_(std::make_unique<Impl>()) {
+  cfg_.validate();
+  auto& I = *impl_;
+  for (int64_t l = 0; l < cfg_.num_hidden_layers; ++l) I.blocks.emplace_back(cfg_, store_, "layers." + std::to_string(l) + ".", l);
+  for (int64_t i = 0; i < cfg_.num_nextn_predict_layers; ++i) {
+    const std::string p = "mtp." + std::to_string(i) + ".";
+    I.blocks.emplace_back(cfg_, store_, p, cfg_.num_hidden_layers + i);
+    auto off = [&](const std::string& n) { return store_.info(p + n).offset; };
+    I.mtp_off.push_back(MtpOff{off("e_proj.weight"), off("h_proj.weight"), off("enorm.weight"), off("hnorm.weight"),
+                               off("norm.weight"), HcOff{off("hc_head_fn"), off("hc_head_base"), off("hc_head_scale")}});
+  }
+  for (auto r : cfg_.compress_ratios)
+    if (r != 0 && std::find(I.ratios.begin(), I.ratios.end(), r) == I.ratios.end()) I.ratios.push_back(r);
+  I.embed = store_.info("embed.weight").offset;
+  I.head = store_.info("head.weight").offset;
+  I.norm = store_.info("norm.weight").offset;
+  I.hc_head = {store_.info("hc_head_fn").offset, store_.info("hc_head_base").offset,
+               store_.info("hc_head_scale").offset};
+  I.saved.resize(I.blocks.size());
+  I.mtp.resize(size_t(cfg_.num_nextn_predict_layers));
+  I.mseq.resize(size_t(cfg_.num_nextn_predict_layers));
+}
+
+Model::~Model() = default;
+
+// ============================================================ init
+std::vector<int64_t> make_hash_table(const ModelConfig& cfg, int64_t layer) {
+  const int64_t V = cfg.vocab_size, E = cfg.n_routed_experts, k = cfg.num_experts_per_tok;
+  Rng rng(cfg.hash_seed + uint64_t(layer));
+  std::vector<int64_t> stream;
+  std::vector<int64_t> perm(static_cast<size_t>(E));
+  while (int64_t(stream.size()) < V * k) {  // concatenated random permutations: loads balanced
+    for (int64_t e = 0; e < E; ++e) perm[size_t(e)] = e;
+    rng.shuffle(perm);
+    stream.insert(stream.end(), perm.begin(), perm.end());
+  }
+  stream.resize(size_t(V * k));
+  // a token's k slots may straddle two permutations: swap duplicates with later positions (loads unchanged)
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t j = 1; j < k; ++j) {
+      auto dup = [&](int64_t val) {
+        for (int64_t q = 0; q < j; ++q)
+          if (stream[size_t(v * k + q)] == val) return true;
+        return false;
+      };
+      if (!dup(stream[size_t(v * k + j)])) continue;
+      for (int64_t q = (v + 1) * k; q < V * k; ++q)
+        if (!dup(stream[size_t(q)])) {
+          std::swap(stream[size_t(v * k + j)], stream[size_t(q)]);
+          break;
+        }
+    }
+  return stream;
+}
+
+void Model::init(uint64_t seed) {
+  auto params = store_.params();
+  const auto& tab = store_.table();
+  for (size_t t = 0; t < tab.size(); ++t) {
+    const ParamInfo& p = tab[t];
+    float* w = params.data() + p.offset;
+    auto ends = [&](const char* s) {
+      const std::string suf(s);
+      return p.name.size() >= suf.size() && p.name.compare(p.name.size() - suf.size(), suf.size(), suf) == 0;
+    };
+    if (ends("norm.weight") || ends("_scale")) {
+      std::fill(w, w + p.numel, 1.0f);
+    } else if (ends("_base") || ends("attn_sink") || ends("gate.bias")) {
+      std::fill(w, w + p.numel, 0.0f);
+    } else {
+      Rng r = Rng::derive(seed, t);
+      for (int64_t i = 0; i < p.numel; ++i) w[i] = float(cfg_.init_std * r.normal());
+    }
+  }
+  for (const auto& p : store_.int_table()) {
+    const int64_t layer = std::stoll(p.name.substr(7, p.name.find('.', 7) - 7));  // "layers.N.ffn.gate.tid2eid"
+    auto t = make_hash_table(cfg_, layer);
+    std::copy(t.begin(), t.end(), store_.int_params().data() + p.offset);
+  }
+  zero_grad();
+}
+
+void Model::zero_grad() { std::fill(store_.grads().begin(), store_.grads().end(), 0.0f); }
+
+void Model::reduce_gradients() {
+  if (pg_->size() == 1) return;
+  pg_->all_reduce_sum(store_.grads());
+  const float inv = 1.0f / float(pg_->size());
+  for (auto& g : store_.grads()) g *= inv;
+}
+
+// ============================================================ blocks
+namespace {
+
+double block_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* X, const int32_t* tokens, BlockSaved& s,
+                     double* idx_loss) {
+  const int64_t N = seq.N, d = c.cfg.hidden_size, n = c.cfg.hc_mult;
+  const float eps = float(c.cfg.rms_norm_eps);
+  s.ya = c.arena.floats(N * d);
+  hc_pre_forward(c, X, N, b.hc_attn, s.hca, s.ya);
+  s.ya_rstd = c.arena.floats(N);
+  s.xa = c.arena.floats(N * d);
+  nn::rmsnorm_forward(s.ya, c.p(b.attn_norm), s.xa, s.ya_rstd, N, d, eps);
+  s.attn_out = c.arena.floats(N * d);
+  *idx_loss += attention_forward(c, seq, b, s.xa, s.at, s.attn_out);
+  s.Xmid = c.arena.floats(N * n * d);
+  hc_post_forward(c, s.attn_out, X, s.hca, N, s.Xmid);
+  s.yf = c.arena.floats(N * d);
+  hc_pre_forward(c, s.Xmid, N, b.hc_ffn, s.hcf, s.yf);
+  s.yf_rstd = c.arena.floats(N);
+  s.xf = c.arena.floats(N * d);
+  nn::rmsnorm_forward(s.yf, c.p(b.ffn_norm), s.xf, s.yf_rstd, N, d, eps);
+  s.ffn_out = c.arena.floats(N * d);
+  const double bal = moe_forward(c, seq, b, s.xf, tokens, s.moe, s.ffn_out);
+  s.Xout = c.arena.floats(N * n * d);
+  hc_post_forward(c, s.ffn_out, s.Xmid, s.hcf, N, s.Xout);
+  return bal;
+}
+
+// dXout: gradient wrt the block output; dX (zeroed by the caller) receives the gradient wrt the block input.
+void block_backward(Ctx& c, const Seq& seq, const BlockOff& b, const float* X, const BlockSaved& s,
+                    const float* dXout, float* dX) {
+  const int64_t N = seq.N, d = c.cfg.hidden_size, n = c.cfg.hc_mult;
+  float* dXmid = c.arena.zeros(N * n * d);
+  float* dF = c.arena.floats(N * d);
+  float* dpost = c.arena.floats(N * n);
+  float* dM = c.arena.floats(N * n * n);
+  hc_post_backward(c, s.ffn_out, s.Xmid, s.hcf, N, dXout, dF, dpost, dM, dXmid);
+  float* dxf = c.arena.zeros(N * d);
+  moe_backward(c, seq, b, s.moe, dF, dxf);
+  float* dyf = c.arena.floats(N * d);
+  nn::rmsnorm_backward(s.yf, c.p(b.ffn_norm), s.yf_rstd, dxf, dyf, c.g(b.ffn_norm), N, d, false);
+  hc_pre_backward(c, N, b.hc_ffn, s.hcf, dyf, dpost, dM, dXmid);
+  hc_post_backward(c, s.attn_out, X, s.hca, N, dXmid, dF, dpost, dM, dX);
+  float* dxa = c.arena.zeros(N * d);
+  attention_backward(c, seq, b, s.at, dF, dxa);
+  float* dya = c.arena.floats(N * d);
+  nn::rmsnorm_backward(s.ya, c.p(b.attn_norm), s.ya_rstd, dxa, dya, c.g(b.attn_norm), N, d, false);
+  hc_pre_backward(c, N, b.hc_attn, s.hca, dya, dpost, dM, dX);
+}
+
+}  // namespace
+
+// ============================================================ forward / backward
+namespace {
+
+// target[b, t] = tok[b, t + shift] if a marked target in the same document, else -1 (rows of length Tm).
+int64_t make_targets(const Batch& bt, int64_t shift, int64_t Tm, int32_t* tgt) {
+  int64_t count = 0;
+  for (int64_t b = 0; b < bt.B; ++b)
+    for (int64_t t = 0; t < Tm; ++t) {
+      const int64_t i = b * bt.T + t, j = i + shift;
+      int32_t v = -1;
+      if (t + shift < bt.T && (!bt.loss_mask || bt.loss_mask[j]) && (!bt.doc_ids || bt.doc_ids[j] == bt.doc_ids[i]))
+        v = bt.tokens[j];
+      tgt[b * Tm + t] = v;
+      count += v >= 0;
+    }
+  return count;
+}
+
+}  // namespace
+
+static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& st, ProcessGroup& pg,
+                  const Batch& bt, bool training) {
+  if (bt.B <= 0 || bt.T <= 0 || !bt.tokens) throw Error("model: empty batch");
+  const int64_t B = bt.B, T = bt.T, N = B * T, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+  for (int64_t i = 0; i < N; ++i)
+    if (bt.tokens[i] < 0 || bt.tokens[i] >= V)
+      throw Error("model: token id " + std::to_string(bt.tokens[i]) + " at position " + std::to_string(i) +
+                  " outside the vocabulary [0, " + std::to_string(V) + ")");
+  if (T > I.rope_len) {  // tables sized to the longest sequence seen (positions restart per document)
+    const int64_t len = std::max<int64_t>(T, 64);
+    I.rope_a = nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.rope_theta, false, 1, 1, 1, 1);
+    I.rope_b = nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.compress_rope_theta, cfg.yarn(),
+                                   cfg.rope_scaling.factor, cfg.rope_scaling.original_max_position_embeddings,
+                                   cfg.rope_scaling.beta_fast, cfg.rope_scaling.beta_slow);
+    I.rope_len = len;
+  }
+  I.arena.reset();
+  const int nthreads = omp_get_max_threads();
+  Ctx c{cfg, st.params().data(), st.grads().data(), I.arena, pg, training, nthreads, I.rope_a, I.rope_b};
+  I.seq.build(B, T, bt.doc_ids, I.ratios);
+  I.tokens = bt.tokens;
+  I.idx_loss = 0;
+  I.bal_loss = 0;
+  Losses L;
+  // embedding: every stream starts as the token's embedding
+  I.X0 = I.arena.floats(N * n * d);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t k = 0; k < n; ++k)
+      std::memcpy(I.X0 + (i * n + k) * d, c.p(I.embed) + int64_t(bt.tokens[i]) * d, size_t(d) * 4);
+  const float* X = I.X0;
+  const int64_t Lm = cfg.num_hidden_layers;
+  for (int64_t l = 0; l < Lm; ++l) {
+    I.bal_loss += block_forward(c, I.seq, I.blocks[size_t(l)], X, bt.tokens, I.saved[size_t(l)], &I.idx_loss);
+    X = I.saved[size_t(l)].Xout;
+  }
+  const float eps = float(cfg.rms_norm_eps);
+  I.h = I.arena.floats(N * d);
+  hc_head_forward(c, X, N, I.hc_head, I.head_saved, I.h);
+  I.hn = I.arena.floats(N * d);
+  I.hn_rstd = I.arena.floats(N);
+  nn::rmsnorm_forward(I.h, c.p(I.norm), I.hn, I.hn_rstd, N, d, eps);
+  I.logits = I.arena.floats(N * V);
+  nn::linear(I.hn, c.p(I.head), I.logits, N, V, d);
+  I.tgt = I.arena.ints(N);
+  I.ce_count = make_targets(bt, 1, T, I.tgt);
+  L.ce_count = I.ce_count;
+  float* dlogits = training ? I.arena.floats(N * V) : I.arena.floats(N * V);
+  L.ce = nn::softmax_xent(I.logits, I.tgt, dlogits, N, V, I.ce_count ? 1.0f / float(I.ce_count) : 0.0f);
+
+  // MTP modules (§8, §16.3)
+  const int64_t n_mtp = cfg.num_nextn_predict_layers;
+  const float* Xprev = X;
+  int64_t Tprev = T;
+  double mtp_sum = 0;
+  std::vector<float*> dml(size_t(n_mtp), nullptr);
+  for (int64_t i = 0; i < n_mtp; ++i) {
+    MtpSaved& ms = I.mtp[size_t(i)];
+    const MtpOff& mo = I.mtp_off[size_t(i)];
+    const int64_t Tm = Tprev - 1;
+    ms.Tm = Tm;
+    if (Tm <= 0) break;
+    const int64_t Nm = B * Tm;
+    ms.doc.resize(size_t(Nm));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < Tm; ++t) ms.doc[size_t(b * Tm + t)] = bt.doc_ids ? bt.doc_ids[b * T + t] : 0;
+    Seq& sq = I.mseq[size_t(i)];
+    sq.build(B, Tm, ms.doc.data(), I.ratios);
+    ms.Xin = I.arena.floats(Nm * n * d);
+    for (int64_t b = 0; b < B; ++b)
+      std::memcpy(ms.Xin + b * Tm * n * d, Xprev + b * Tprev * n * d, size_t(Tm * n * d) * 4);
+    ms.hn = I.arena.floats(Nm * n * d);
+    ms.hn_rstd = I.arena.floats(Nm * n);
+    nn::rmsnorm_forward(ms.Xin, c.p(mo.hnorm), ms.hn, ms.hn_rstd, Nm * n, d, eps);
+    ms.e = I.arena.floats(Nm * d);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < Tm; ++t)
+        std::memcpy(ms.e + (b * Tm + t) * d, c.p(I.embed) + int64_t(bt.tokens[b * T + t + i + 1]) * d, size_t(d) * 4);
+    ms.en = I.arena.floats(Nm * d);
+    ms.en_rstd = I.arena.floats(Nm);
+    nn::rmsnorm_forward(ms.e, c.p(mo.enorm), ms.en, ms.en_rstd, Nm, d, eps);
+    float* ep = I.arena.floats(Nm * d);
+    nn::linear(ms.en, c.p(mo.e_proj), ep, Nm, d, d);
+    ms.Xm = I.arena.floats(Nm * n * d);
+    nn::linear(ms.hn, c.p(mo.h_proj), ms.Xm, Nm * n, d, d);
+    for (int64_t r = 0; r < Nm; ++r)
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < d; ++j) ms.Xm[(r * n + k) * d + j] += ep[r * d + j];
+    const size_t bi = size_t(Lm + i);
+    I.bal_loss += block_forward(c, sq, I.blocks[bi], ms.Xm, nullptr, I.saved[bi], &I.idx_loss);
+    ms.h = I.arena.floats(Nm * d);
+    hc_head_forward(c, I.saved[bi].Xout, Nm, mo.hc_head, ms.head, ms.h);
+    ms.fn = I.arena.floats(Nm * d);
+    ms.fn_rstd = I.arena.floats(Nm);
+    nn::rmsnorm_forward(ms.h, c.p(mo.norm), ms.fn, ms.fn_rstd, Nm, d, eps);
+    ms.logits = I.arena.floats(Nm * V);
+    nn::linear(ms.fn, c.p(I.head), ms.logits, Nm, V, d);
+    ms.tgt = I.arena.ints(Nm);
+    ms.count = make_targets(bt, i + 2, Tm, ms.tgt);
+    L.mtp_count += ms.count;
+    dml[size_t(i)] = I.arena.floats(Nm * V);
+    const float scale = ms.count ? float(cfg.mtp_loss_weight / double(n_mtp) / double(ms.count)) : 0.0f;
+    const double lsum = nn::softmax_xent(ms.logits, ms.tgt, dml[size_t(i)], Nm, V, scale);
+    mtp_sum += ms.count ? lsum / (cfg.mtp_loss_weight / double(n_mtp)) : 0.0;
+    Xprev = I.saved[bi].Xout;
+    Tprev = Tm;
+  }
+  L.mtp = n_mtp ? mtp_sum / double(n_mtp) : 0.0;
+  L.balance = I.bal_loss;
+  L.indexer = I.idx_loss;
+  L.total = L.ce + cfg.mtp_loss_weight * L.mtp + L.balance + L.indexer;
+  if (!training) return L;
+
+  // ---------------------------------------------------------------- backward
+  float* dXL = I.arena.zeros(N * n * d);  // gradient wrt the final residual X (main head + MTP inputs)
+  for (int64_t i = n_mtp - 1; i >= 0; --i) {
+    MtpSaved& ms = I.mtp[size_t(i)];
+    const MtpOff& mo = I.mtp_off[size_t(i)];
+    const int64_t Tm = ms.Tm;
+    if (Tm <= 0) continue;
+    if (i != 0) throw Error("model: backward through more than one MTP module is not implemented");
+    const int64_t Nm = B * Tm;
+    const size_t bi = size_t(Lm + i);
+    float* dfn = I.arena.floats(Nm * d);
+    nn::linear_backward(ms.fn, c.p(I.head), dml[size_t(i)], dfn, c.g(I.head), Nm, V, d);
+    float* dh = I.arena.floats(Nm * d);
+    nn::rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false);
+    float* dXo = I.arena.zeros(Nm * n * d);
+    hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
+    float* dXm = I.arena.zeros(Nm * n * d);
+    {
+      const auto mark = I.arena.mark();  // the block's backward scratch is released right after
+      block_backward(c, I.mseq[size_t(i)], I.blocks[bi], ms.Xm, I.saved[bi], dXo, dXm);
+      I.arena.release(mark);
+    }
+    float* dhn = I.arena.floats(Nm * n * d);
+    nn::linear_backward(ms.hn, c.p(mo.h_proj), dXm, dhn, c.g(mo.h_proj), Nm * n, d, d);
+    float* dXin = I.arena.floats(Nm * n * d);
+    nn::rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < Tm * n * d; ++j) dXL[b * T * n * d + j] += dXin[b * Tm * n * d + j];
+    float* dep = I.arena.zeros(Nm * d);
+    for (int64_t r = 0; r < Nm; ++r)
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < d; ++j) dep[r * d + j] += dXm[(r * n + k) * d + j];
+    float* den = I.arena.floats(Nm * d);
+    nn::linear_backward(ms.en, c.p(mo.e_proj), dep, den, c.g(mo.e_proj), Nm, d, d);
+    float* de = I.arena.floats(Nm * d);
+    nn::rmsnorm_backward(ms.e, c.p(mo.enorm), ms.en_rstd, den, de, c.g(mo.enorm), Nm, d, false);
+    float* gE = c.g(I.embed);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < Tm; ++t) {
+        float* g = gE + int64_t(bt.tokens[b * T + t + i + 1]) * d;
+        const float* s = de + (b * Tm + t) * d;
+        for (int64_t j = 0; j < d; ++j) g[j] += s[j];
+      }
+  }
+  float* dhn = I.arena.floats(N * d);
+  nn::linear_backward(I.hn, c.p(I.head), dlogits, dhn, c.g(I.head), N, V, d);
+  float* dh = I.arena.floats(N * d);
+  nn::rmsnorm_backward(I.h, c.p(I.norm), I.hn_rstd, dhn, dh, c.g(I.norm), N, d, false);
+  hc_head_backward(c, N, I.hc_head, I.head_saved, dh, dXL);
+  float* dX = dXL;
+  for (int64_t l = Lm - 1; l >= 0; --l) {
+    const float* Xin = l == 0 ? I.X0 : I.saved[size_t(l - 1)].Xout;
+    float* dXin = I.arena.zeros(N * n * d);
+    const auto mark = I.arena.mark();
+    block_backward(c, I.seq, I.blocks[size_t(l)], Xin, I.saved[size_t(l)], dX, dXin);
+    I.arena.release(mark);
+    dX = dXin;
+  }
+  float* gE = c.g(I.embed);
+  for (int64_t i = 0; i < N; ++i) {
+    float* g = gE + int64_t(bt.tokens[i]) * d;
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t j = 0; j < d; ++j) g[j] += dX[(i * n + k) * d + j];
+  }
+  (void)m;
+  return L;
+}
+
+Losses Model::forward_backward(const Batch& batch) { return run(*this, *impl_, cfg_, store_, *pg_, batch, true); }
+
+std::span<const float> Model::forward(const Batch& batch, Losses* losses) {
+  Losses L = run(*this, *impl_, cfg_, store_, *pg_, batch, false);
+  if (losses) *losses = L;
+  return {impl_->logits, size_t(batch.B * batch.T * cfg_.vocab_size)};
+}
+
+std::span<const float> Model::mtp_logits() const {
+  if (impl_->mtp.empty() || impl_->mtp[0].Tm <= 0) return {};
+  return {impl_->mtp[0].logits, size_t(impl_->seq.B * impl_->mtp[0].Tm * cfg_.vocab_size)};
+}
+
+int64_t Model::n_moe_blocks() const { return int64_t(impl_->blocks.size()); }
+
+std::span<const int64_t> Model::expert_load(int64_t block) const {
+  return impl_->saved.at(size_t(block)).moe.load;
+}
+
+std::span<const int32_t> Model::indexer_selection(int64_t block) const {
+  const auto& b = impl_->blocks.at(size_t(block));
+  if (b.kind != AttnKind::CSA) return {};
+  const Seq& sq = b.layer < cfg_.num_hidden_layers ? impl_->seq : impl_->mseq[size_t(b.layer - cfg_.num_hidden_layers)];
+  return {impl_->saved[size_t(block)].at.sel, size_t(sq.N * cfg_.index_topk)};
+}
+
+void Model::update_gate_bias(double rate) {
+  if (rate <= 0) rate = cfg_.bias_update_rate;
+  for (size_t bi = 0; bi < impl_->blocks.size(); ++bi) {
+    const auto& b = impl_->blocks[bi];
+    if (b.hash) continue;
+    const auto& load = impl_->saved[bi].moe.load;
+    if (load.empty()) continue;
+    double mean = 0;
+    for (auto v : load) mean += double(v);
+    mean /= double(load.size());
+    float* bias = store_.params().data() + b.gate_bias;
+    for (size_t e = 0; e < load.size(); ++e) {
+      const double diff = mean - double(load[e]);
+      bias[e] += float(rate * double((diff > 0) - (diff < 0)));
+    }
+  }
+}
+
+size_t Model::arena_bytes() const { return impl_->arena.high_water_bytes(); }
+int64_t Model::arena_regrowths() const { return impl_->arena.regrowths(); }
+
+}  // namespace trex::model

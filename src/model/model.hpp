@@ -1,0 +1,92 @@
+// trex::model::Model: the DeepSeek-V4-style model (DEEPSEEK_V4.md §2-§8, §13, §16) on CPU in fp32 with a
+// hand-written backward. Parameters and gradients are flat buffers (ParamStore); activations live in an arena
+// sized by the first step and reused afterwards. Parallelism goes through a ProcessGroup.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/params.hpp"
+#include "model/process_group.hpp"
+
+namespace trex::model {
+
+// A packed batch: B rows of T tokens. doc_ids (optional) marks documents inside a row: each run of equal id is
+// an independent sequence (§16.1). loss_mask (optional, default all 1) marks which tokens are prediction
+// targets (§16.2).
+struct Batch {
+  int64_t B = 0, T = 0;
+  const int32_t* tokens = nullptr;     // [B*T]
+  const int32_t* doc_ids = nullptr;    // [B*T] or nullptr (one document per row)
+  const uint8_t* loss_mask = nullptr;  // [B*T] or nullptr (every token is a target)
+};
+
+struct Losses {
+  double total = 0;    // ce + mtp_loss_weight * mtp + balance + indexer (what the gradient is of)
+  double ce = 0;       // main next-token cross-entropy (mean over counted pairs)
+  double mtp = 0;      // MTP cross-entropy (mean over modules)
+  double balance = 0;  // sequence-balance loss, alpha included (§16.6)
+  double indexer = 0;  // indexer KL loss, coefficient included (§16.5); trains the indexer only
+  int64_t ce_count = 0, mtp_count = 0;  // counted target pairs
+};
+
+class Model {
+ public:
+  explicit Model(const ModelConfig& cfg, ProcessGroup* pg = nullptr);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return cfg_; }
+
+  // Deterministic initialisation from a seed (matrices N(0, init_std), norm weights 1, mHC base 0 and scale 1,
+  // sinks and gate biases 0, balanced hash tables from hash_seed + layer).
+  void init(uint64_t seed);
+
+  // Forward + backward: gradients are ACCUMULATED into grads() (call zero_grad() first for a fresh step).
+  Losses forward_backward(const Batch& batch);
+  // Forward only; returns the main logits [B*T, vocab] (valid until the next call). Losses are filled too.
+  std::span<const float> forward(const Batch& batch, Losses* losses = nullptr);
+  std::span<const float> mtp_logits() const;  // [B*(T-1), vocab] of the first MTP module after a forward
+
+  void zero_grad();
+  // Sums gradients over the process group and divides by its size (data parallelism).
+  void reduce_gradients();
+
+  // Flat storage and the named-tensor table (§11 names), for the optimiser and checkpoint I/O.
+  ParamStore& store() { return store_; }
+  const ParamStore& store() const { return store_; }
+  std::span<float> params() { return store_.params(); }
+  std::span<float> grads() { return store_.grads(); }
+  const std::vector<ParamInfo>& param_table() const { return store_.table(); }
+
+  // MoE blocks in order (layers 0..L-1, then MTP blocks): the per-expert token counts of the last forward.
+  int64_t n_moe_blocks() const;
+  std::span<const int64_t> expert_load(int64_t block) const;
+  // Auxiliary-loss-free balancing (§7): b_i += rate * sign(mean_load - load_i) for every non-hash block, using
+  // the loads of the last forward (rate <= 0: cfg.bias_update_rate).
+  void update_gate_bias(double rate = -1);
+
+  // Indexer selections of the last forward for a CSA block: [B*T, index_topk], -1 = unused slot.
+  std::span<const int32_t> indexer_selection(int64_t block) const;
+
+  size_t arena_bytes() const;
+  int64_t arena_regrowths() const;
+
+  struct Impl;
+
+ private:
+  ModelConfig cfg_;
+  ParamStore store_;
+  ProcessGroup* pg_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Builds the balanced hash table of §16.12 for `layer`: [vocab, k] experts, distinct per token, loads equal
+// up to one token when vocab*k is not a multiple of E.
+std::vector<int64_t> make_hash_table(const ModelConfig& cfg, int64_t layer);
+
+}  // namespace trex::model

@@ -1,0 +1,149 @@
+// Internal structures of Model: parameter offsets per block, the packed-sequence geometry (positions, documents,
+// compressed-entry grids), saved activations, and the forward/backward functions of each component
+// (mhc.cpp, attention.cpp, moe.cpp). Not part of the public API.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/params.hpp"
+#include "model/process_group.hpp"
+#include "nn/arena.hpp"
+#include "nn/ops.hpp"
+
+namespace trex::model::detail {
+
+struct Ctx {
+  const ModelConfig& cfg;
+  float* P;   // flat parameters
+  float* Gr;  // flat gradients
+  nn::Arena& arena;
+  ProcessGroup& pg;
+  bool training;
+  int nthreads;
+  const nn::RopeTable& rope_a;  // ratio-0 layers: rope_theta, no YaRN
+  const nn::RopeTable& rope_b;  // compressed layers, compressors, indexer: compress_rope_theta (+ YaRN)
+  const float* p(int64_t off) const { return P + off; }
+  float* g(int64_t off) const { return Gr + off; }
+};
+
+// ---------------------------------------------------------------- geometry of a packed batch
+struct Entries {  // compressed-entry grid for one ratio m (restarting at every document, §16.1)
+  int64_t m = 0, NE = 0;
+  std::vector<int32_t> start;  // [NE] global token index of the block's first token
+  std::vector<int32_t> idx;    // [NE] block index inside its document
+  std::vector<int32_t> epos;   // [NE] RoPE position m * idx
+  std::vector<int32_t> base;   // [N] first entry of the token's document
+  std::vector<int32_t> nvis;   // [N] entries visible to the token: floor((pos + 1) / m)
+  int32_t max_nvis = 0;
+};
+
+struct Seq {
+  int64_t B = 0, T = 0, N = 0;
+  std::vector<int32_t> pos;        // [N] position inside the document
+  std::vector<int32_t> doc_start;  // [N] global index of the document's first token
+  std::vector<Entries> ents;       // one per distinct non-zero ratio used
+  void build(int64_t B, int64_t T, const int32_t* doc_ids, const std::vector<int64_t>& ratios);
+  const Entries& entries(int64_t m) const;
+};
+
+// ---------------------------------------------------------------- parameter offsets
+struct HcOff {
+  int64_t fn = -1, base = -1, scale = -1;
+};
+struct CmpOff {
+  int64_t wkv = -1, wgate = -1, ape = -1, norm = -1;
+};
+struct BlockOff {
+  int64_t layer = 0, ratio = 0;
+  AttnKind kind = AttnKind::SWA;
+  bool hash = false;
+  std::string prefix;
+  int64_t attn_norm, ffn_norm;
+  HcOff hc_attn, hc_ffn;
+  int64_t wq_a, q_norm, wq_b, wkv, kv_norm, wo_a, wo_b, sink;
+  CmpOff cmp, icmp;
+  int64_t iwq_b = -1, iwp = -1;
+  int64_t gate, gate_bias = -1;
+  std::vector<int64_t> w1, w3, w2;
+  int64_t sw1 = -1, sw3 = -1, sw2 = -1;
+  const int64_t* tid2eid = nullptr;  // [V, k] for hash layers
+  BlockOff(const ModelConfig& cfg, ParamStore& store, const std::string& prefix, int64_t layer);
+};
+
+// ---------------------------------------------------------------- saved activations
+struct HcSaved {  // hc mix (pre or head)
+  const float* X = nullptr;  // [N, n, d] input streams
+  float *raw = nullptr, *rho = nullptr, *mix = nullptr;  // [N, nout], [N], [N, nout]
+  float *pre = nullptr, *post = nullptr, *A = nullptr, *M = nullptr;  // [N,n], [N,n], [N,n*n], [N,n*n]
+};
+
+struct CmpSaved {
+  const float* x = nullptr;  // [N, d]
+  float *Cx = nullptr, *Zx = nullptr;  // [N, kappa*c]
+  float *S = nullptr, *pooled = nullptr, *rstd = nullptr, *out = nullptr;  // [NE, slots, c], [NE,c], [NE], [NE,c]
+  int64_t cdim = 0, m = 0;
+  bool overlap = false;
+};
+
+struct AttnSaved {
+  const float* xa = nullptr;
+  float *cq_raw, *cq_rstd, *cq, *q_raw, *q_rstd, *q, *kv_raw, *kv_rstd, *kv;
+  CmpSaved cmp, icmp;
+  float *qI = nullptr, *lam = nullptr;  // indexer queries [N, HI*cI] (after RoPE), head weights [N, HI] (scaled)
+  int32_t* sel = nullptr;               // [N, topk] absolute entry indices, -1 unused
+  int32_t* ncomp = nullptr;             // [N] compressed keys used by each query
+  int32_t* comp = nullptr;              // [N, cmax] their entry indices
+  int64_t cmax = 0, kmax = 0;
+  float *P = nullptr, *o = nullptr, *od = nullptr, *u = nullptr;  // probs [N,H,kmax]; o, od [N,H*c]; u [N,G*ro]
+};
+
+struct MoeSaved {
+  const float* x = nullptr;
+  float *s = nullptr, *a = nullptr, *w = nullptr;  // [N,E], [N,E], [N,k]
+  int32_t* sel = nullptr;                           // [N,k]
+  std::vector<int64_t> counts, offsets;             // per expert
+  int32_t* order_tok = nullptr;                     // [N*k] token of each dispatched row
+  int32_t* order_slot = nullptr;                    // [N*k] its slot
+  float *xg = nullptr, *g = nullptr, *u = nullptr, *h = nullptr;  // [N*k,d], [N*k,f] x3
+  float *sg = nullptr, *su = nullptr, *sh = nullptr;              // shared expert [N, fs]
+  std::vector<int64_t> load;                                      // [E]
+};
+
+struct BlockSaved {
+  HcSaved hca, hcf;
+  float *ya, *ya_rstd, *xa;  // hc_pre output, attn_norm
+  AttnSaved at;
+  float* attn_out;
+  float* Xmid;
+  float *yf, *yf_rstd, *xf;
+  MoeSaved moe;
+  float* ffn_out;
+  float* Xout;
+};
+
+// ---------------------------------------------------------------- components
+// mHC (mhc.cpp)
+void hc_mix_forward(Ctx& c, const float* X, int64_t N, int64_t fn, int nout, HcSaved& s);
+void hc_mix_backward(Ctx& c, int64_t N, int64_t fn, int nout, const HcSaved& s, const float* dmix, float* dX);
+void hc_pre_forward(Ctx& c, const float* X, int64_t N, const HcOff& off, HcSaved& s, float* y);
+void hc_pre_backward(Ctx& c, int64_t N, const HcOff& off, const HcSaved& s, const float* dy, const float* dpost,
+                     const float* dM, float* dX);
+void hc_post_forward(Ctx& c, const float* F, const float* X, const HcSaved& s, int64_t N, float* Xout);
+void hc_post_backward(Ctx& c, const float* F, const float* X, const HcSaved& s, int64_t N, const float* dXout,
+                      float* dF, float* dpost, float* dM, float* dX);
+void hc_head_forward(Ctx& c, const float* X, int64_t N, const HcOff& off, HcSaved& s, float* h);
+void hc_head_backward(Ctx& c, int64_t N, const HcOff& off, const HcSaved& s, const float* dh, float* dX);
+
+// attention (attention.cpp). Returns the indexer loss contribution (coefficient included) of this block.
+double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* xa, AttnSaved& s, float* out);
+void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSaved& s, const float* dout,
+                        float* dxa);
+
+// MoE (moe.cpp). tokens may be null for non-hash blocks. Returns the sequence-balance loss of this block.
+double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, const int32_t* tokens, MoeSaved& s,
+                   float* out);
+void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, const float* dout, float* dx);
+
+}  // namespace trex::model::detail

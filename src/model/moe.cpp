@@ -1,0 +1,238 @@
+// MoE of every block (DEEPSEEK_V4.md §7, §13, §16.6-16.7): sqrt-softplus affinities, top-k on affinity + bias
+// (bias for selection only) or a fixed hash table, renormalised and scaled weights, grouped expert GEMMs with
+// limited SwiGLU, the shared expert, the sequence-balance loss; forward and backward. Routed rows go through the
+// ProcessGroup's all-to-all (identity in one process) so expert parallelism plugs in later.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "model/model_impl.hpp"
+#include "nn/gemm.hpp"
+
+namespace trex::model::detail {
+
+double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, const int32_t* tokens, MoeSaved& s,
+                   float* out) {
+  const ModelConfig& cfg = c.cfg;
+  const int64_t N = seq.N, d = cfg.hidden_size, E = cfg.n_routed_experts, k = cfg.num_experts_per_tok;
+  const int64_t f = cfg.moe_intermediate_size, fs = f * cfg.n_shared_experts;
+  const float R = float(cfg.routed_scaling_factor), limit = float(cfg.swiglu_limit);
+  s.x = x;
+  s.s = c.arena.floats(N * E);
+  s.a = c.arena.floats(N * E);
+  s.w = c.arena.floats(N * k);
+  s.sel = c.arena.ints(N * k);
+  nn::linear(x, c.p(b.gate), s.s, N, E, d);  // router in fp32
+  const float* bias = b.gate_bias >= 0 ? c.p(b.gate_bias) : nullptr;
+#pragma omp parallel
+  {
+    std::vector<float> biased(static_cast<size_t>(E));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < N; ++i) {
+      float* a = s.a + i * E;
+      for (int64_t e = 0; e < E; ++e) a[e] = nn::sqrt_softplus(s.s[i * E + e]);
+      int32_t* sel = s.sel + i * k;
+      if (b.hash) {
+        for (int64_t j = 0; j < k; ++j) sel[j] = int32_t(b.tid2eid[int64_t(tokens[i]) * k + j]);
+      } else {
+        for (int64_t e = 0; e < E; ++e) biased[size_t(e)] = a[e] + bias[e];  // bias: selection only
+        nn::topk_lower_index(biased.data(), E, k, sel);
+      }
+      float sum = 0;
+      for (int64_t j = 0; j < k; ++j) sum += a[sel[j]];
+      for (int64_t j = 0; j < k; ++j) s.w[i * k + j] = R * a[sel[j]] / sum;
+    }
+  }
+  // group rows by expert (stable in token order)
+  s.counts.assign(size_t(E), 0);
+  for (int64_t i = 0; i < N * k; ++i) ++s.counts[size_t(s.sel[i])];
+  s.offsets.assign(size_t(E) + 1, 0);
+  for (int64_t e = 0; e < E; ++e) s.offsets[size_t(e) + 1] = s.offsets[size_t(e)] + s.counts[size_t(e)];
+  s.load = s.counts;
+  s.order_tok = c.arena.ints(N * k);
+  s.order_slot = c.arena.ints(N * k);
+  {
+    std::vector<int64_t> fill(s.offsets.begin(), s.offsets.end() - 1);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t r = fill[size_t(s.sel[i * k + j])]++;
+        s.order_tok[r] = int32_t(i);
+        s.order_slot[r] = int32_t(j);
+      }
+  }
+  const int64_t R_ = N * k;
+  s.xg = c.arena.floats(R_ * d);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R_; ++r) std::memcpy(s.xg + r * d, x + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
+  // dispatch to the ranks owning the experts (one process: all experts are local)
+  {
+    const int64_t cnt[1] = {R_};
+    c.pg.all_to_all_rows(s.xg, cnt, s.xg, cnt, d);
+  }
+  s.g = c.arena.floats(R_ * f);
+  s.u = c.arena.floats(R_ * f);
+  s.h = c.arena.floats(R_ * f);
+  float* yg = c.arena.floats(R_ * d);
+  for (int64_t e = 0; e < E; ++e) {  // grouped expert GEMMs
+    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
+    if (n == 0) continue;
+    nn::linear(s.xg + o * d, c.p(b.w1[size_t(e)]), s.g + o * f, n, f, d);
+    nn::linear(s.xg + o * d, c.p(b.w3[size_t(e)]), s.u + o * f, n, f, d);
+  }
+  nn::swiglu_forward(s.g, s.u, s.h, R_ * f, limit);
+  float* hw = c.arena.floats(R_ * f);  // routing weight applied before W2
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R_; ++r) {
+    const float wr = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
+    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr;
+  }
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
+    if (n == 0) continue;
+    nn::linear(hw + o * f, c.p(b.w2[size_t(e)]), yg + o * d, n, d, f);
+  }
+  {
+    const int64_t cnt[1] = {R_};
+    c.pg.all_to_all_rows(yg, cnt, yg, cnt, d);  // combine
+  }
+  // shared expert, then scatter-add the routed rows
+  if (fs > 0) {
+    s.sg = c.arena.floats(N * fs);
+    s.su = c.arena.floats(N * fs);
+    s.sh = c.arena.floats(N * fs);
+    nn::linear(x, c.p(b.sw1), s.sg, N, fs, d);
+    nn::linear(x, c.p(b.sw3), s.su, N, fs, d);
+    nn::swiglu_forward(s.sg, s.su, s.sh, N * fs, cfg.clamp_shared_expert ? limit : 0.0f);
+    nn::linear(s.sh, c.p(b.sw2), out, N, d, fs);
+  } else {
+    std::memset(out, 0, size_t(N * d) * 4);
+  }
+  for (int64_t r = 0; r < R_; ++r) {
+    float* o = out + int64_t(s.order_tok[r]) * d;
+    const float* y = yg + r * d;
+    for (int64_t j = 0; j < d; ++j) o[j] += y[j];
+  }
+  if (b.hash) return 0.0;
+  // sequence-balance loss per row (all tokens), averaged over rows (§16.6)
+  double loss = 0;
+  const double alpha = cfg.seq_balance_alpha;
+  for (int64_t bi = 0; bi < seq.B; ++bi) {
+    std::vector<double> cnt(size_t(E), 0.0), P(size_t(E), 0.0);
+    for (int64_t t = 0; t < seq.T; ++t) {
+      const int64_t i = bi * seq.T + t;
+      for (int64_t j = 0; j < k; ++j) cnt[size_t(s.sel[i * k + j])] += 1;
+      double A = 0;
+      for (int64_t e = 0; e < E; ++e) A += s.a[i * E + e];
+      for (int64_t e = 0; e < E; ++e) P[size_t(e)] += s.a[i * E + e] / A / double(seq.T);
+    }
+    double row = 0;
+    for (int64_t e = 0; e < E; ++e) row += double(E) / double(k * seq.T) * cnt[size_t(e)] * P[size_t(e)];
+    loss += alpha * row / double(seq.B);
+  }
+  return loss;
+}
+
+void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, const float* dout, float* dx) {
+  const ModelConfig& cfg = c.cfg;
+  const int64_t N = seq.N, d = cfg.hidden_size, E = cfg.n_routed_experts, k = cfg.num_experts_per_tok;
+  const int64_t f = cfg.moe_intermediate_size, fs = f * cfg.n_shared_experts;
+  const float R = float(cfg.routed_scaling_factor), limit = float(cfg.swiglu_limit);
+  const int64_t R_ = N * k;
+  // shared expert
+  if (fs > 0) {
+    float* dsh = c.arena.floats(N * fs);
+    nn::linear_backward(s.sh, c.p(b.sw2), dout, dsh, c.g(b.sw2), N, d, fs);
+    float* dsg = c.arena.floats(N * fs);
+    float* dsu = c.arena.floats(N * fs);
+    nn::swiglu_backward(s.sg, s.su, dsh, dsg, dsu, N * fs, cfg.clamp_shared_expert ? limit : 0.0f);
+    nn::linear_backward(s.x, c.p(b.sw1), dsg, dx, c.g(b.sw1), N, fs, d, true);
+    nn::linear_backward(s.x, c.p(b.sw3), dsu, dx, c.g(b.sw3), N, fs, d, true);
+  }
+  // routed experts
+  float* dyg = c.arena.floats(R_ * d);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R_; ++r) std::memcpy(dyg + r * d, dout + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
+  {
+    const int64_t cnt[1] = {R_};
+    c.pg.all_to_all_rows(dyg, cnt, dyg, cnt, d);
+  }
+  float* hw = c.arena.floats(R_ * f);
+  float* dhw = c.arena.floats(R_ * f);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R_; ++r) {
+    const float wr = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
+    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr;
+  }
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
+    if (n == 0) continue;
+    nn::linear_backward(hw + o * f, c.p(b.w2[size_t(e)]), dyg + o * d, dhw + o * f, c.g(b.w2[size_t(e)]), n, d, f);
+  }
+  float* dw = c.arena.zeros(N * k);
+  float* dh = c.arena.floats(R_ * f);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < R_; ++r) {
+    const int64_t wi = int64_t(s.order_tok[r]) * k + s.order_slot[r];
+    float acc = 0;
+    for (int64_t j = 0; j < f; ++j) {
+      acc += dhw[r * f + j] * s.h[r * f + j];
+      dh[r * f + j] = dhw[r * f + j] * s.w[wi];
+    }
+    dw[wi] = acc;  // each (token, slot) appears once
+  }
+  float* dg = c.arena.floats(R_ * f);
+  float* du = c.arena.floats(R_ * f);
+  nn::swiglu_backward(s.g, s.u, dh, dg, du, R_ * f, limit);
+  float* dxg = c.arena.floats(R_ * d);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
+    if (n == 0) continue;
+    nn::linear_backward(s.xg + o * d, c.p(b.w1[size_t(e)]), dg + o * f, dxg + o * d, c.g(b.w1[size_t(e)]), n, f, d);
+    nn::linear_backward(s.xg + o * d, c.p(b.w3[size_t(e)]), du + o * f, dxg + o * d, c.g(b.w3[size_t(e)]), n, f, d,
+                        true);
+  }
+  {
+    const int64_t cnt[1] = {R_};
+    c.pg.all_to_all_rows(dxg, cnt, dxg, cnt, d);
+  }
+  for (int64_t r = 0; r < R_; ++r) {
+    float* o = dx + int64_t(s.order_tok[r]) * d;
+    const float* g = dxg + r * d;
+    for (int64_t j = 0; j < d; ++j) o[j] += g[j];
+  }
+  // router: weights w_i = R a_i / sum_sel a (+ balance loss on all affinities), then a = sqrt(softplus(s))
+  float* ds = c.arena.floats(N * E);
+  const double alpha = cfg.seq_balance_alpha;
+  std::vector<double> frow(size_t(seq.B * E), 0.0);
+  if (!b.hash)
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        frow[size_t((i / seq.T) * E + s.sel[i * k + j])] += double(E) / double(k * seq.T);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < N; ++i) {
+    const float* a = s.a + i * E;
+    float* dsi = ds + i * E;
+    for (int64_t e = 0; e < E; ++e) dsi[e] = 0;
+    const int32_t* sel = s.sel + i * k;
+    float S = 0, dot = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      S += a[sel[j]];
+      dot += dw[i * k + j] * a[sel[j]];
+    }
+    for (int64_t j = 0; j < k; ++j) dsi[sel[j]] += R / S * (dw[i * k + j] - dot / S);  // da
+    if (!b.hash) {
+      const double* fr = frow.data() + (i / seq.T) * E;
+      double A = 0, fp = 0;
+      for (int64_t e = 0; e < E; ++e) A += a[e];
+      for (int64_t e = 0; e < E; ++e) fp += fr[e] * a[e] / A;
+      const double coef = alpha / (double(seq.B) * double(seq.T) * A);
+      for (int64_t e = 0; e < E; ++e) dsi[e] += float(coef * (fr[e] - fp));
+    }
+    for (int64_t e = 0; e < E; ++e) dsi[e] *= nn::sqrt_softplus_grad(s.s[i * E + e], a[e]);
+  }
+  nn::linear_backward(s.x, c.p(b.gate), ds, dx, c.g(b.gate), N, E, d, true);
+}
+
+}  // namespace trex::model::detail
