@@ -29,12 +29,12 @@ struct Plan {
 Plan make_plan(const RunOptions& o) {
   Plan p{};
   if (o.quick) {
-    p = {60, 8, 512, 3, 3, 128, 2, 24};
+    p = {60, 4, 1024, 2, 2, 512, 1, 6};
   } else {
     // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, training the rest
     // (CPT and SFT steps split 60/40 between the two routes' training), generation and eval a few minutes.
     double scale = std::max(0.2, o.budget_minutes / 25.0);
-    p = {int(2000 * scale), 60, 2048, int(300 * scale), int(200 * scale), 384, 4, 256};
+    p = {int(2000 * scale), 6, 4096, int(120 * scale), int(80 * scale), 768, 1, 24};
   }
   if (o.synth_count > 0) p.synth_count = o.synth_count;
   if (o.test_count > 0) p.test_count = o.test_count;
@@ -137,7 +137,7 @@ fs::path run_pipeline(const RunOptions& o) {
                      o.seed}));
   record(runner.run({"pack-sft",
                      {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_lp.string(), "-o",
-                      (out / "packed" / "sft").string(), "--seq-len", std::to_string(p.seq_len), "--truncate", "drop",
+                      (out / "packed" / "sft").string(), "--seq-len", std::to_string(p.seq_len), "--truncate", "right",
                       "--seed", seed},
                      {tok, sft_lp},
                      {out / "packed" / "sft"},
