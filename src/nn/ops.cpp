@@ -16,6 +16,7 @@ void rmsnorm_forward(const float* x, const float* w, float* y, float* rstd, int6
     const float* xi = x + i * dim;
     float* yi = y + i * dim;
     float ss = 0;
+    #pragma omp simd reduction(+ : ss)
     for (int64_t j = 0; j < dim; ++j) ss += xi[j] * xi[j];
     float r = 1.0f / std::sqrt(ss / float(dim) + eps);
     if (rstd) rstd[i] = r;
@@ -39,6 +40,7 @@ void rmsnorm_backward(const float* x, const float* w, const float* rstd, const f
       float* dxi = dx + i * dim;
       const float r = rstd[i];
       float dot = 0;  // mean(g*w*x)
+      #pragma omp simd reduction(+ : dot)
       for (int64_t j = 0; j < dim; ++j) dot += gi[j] * (w ? w[j] : 1.0f) * xi[j];
       const float c = dot * r * r / float(dim);
       for (int64_t j = 0; j < dim; ++j) {
@@ -301,13 +303,13 @@ double softmax_xent(const float* logits, const int32_t* target, float* dlogits, 
     }
     float mx = li[0];
     for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, li[j]);
+    const float lt = li[target[i]];  // read before di (which may alias li) is written
     float s = 0;
-    for (int64_t j = 0; j < vocab; ++j) s += std::exp(li[j] - mx);
+    for (int64_t j = 0; j < vocab; ++j) s += (di[j] = std::exp(li[j] - mx));  // one exp pass
     const float lse = mx + std::log(s);
-    const float lt = li[target[i]];
     total += double(lse - lt) * scale;
-    const float inv = 1.0f / s;
-    for (int64_t j = 0; j < vocab; ++j) di[j] = scale * std::exp(li[j] - mx) * inv;
+    const float f = scale / s;
+    for (int64_t j = 0; j < vocab; ++j) di[j] *= f;
     di[target[i]] -= scale;
   }
   return total;
