@@ -558,7 +558,7 @@ class Model:
             return self._m_solcount
         if key == "runtime":
             return self._m_runtime
-        if key in ("itercount", "bariterCount".lower(), "nodecount"):
+        if key in ("itercount", "baritercount", "nodecount"):  # not reported by trex solve
             return 0.0
         if key in ("objval", "objbound", "objboundc", "mipgap"):
             if self._m_solcount == 0 or self._m_objval is None:

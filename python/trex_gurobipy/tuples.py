@@ -66,8 +66,7 @@ class tupledict(dict):
         self._index = {}
 
     def _changed(self):
-        if self._index:
-            self._index = {}
+        self._index = {}
 
     def __setitem__(self, key, value):
         self._changed()
@@ -102,6 +101,8 @@ class tupledict(dict):
         if any(isinstance(pattern[i], (list, set, frozenset)) for i in fixed):
             return [k for k in dict.keys(self) if _matches(k, pattern)]
         n = len(pattern)
+        if not hasattr(self, "_index"):  # built without __init__ (copy/pickle protocols)
+            self._index = {}
         ix = self._index.get((n, fixed))
         if ix is None:
             ix = {}

@@ -46,11 +46,39 @@ class EquivOracle(unittest.TestCase):
                 self.assertIsNotNone(lp, f"{r['id']}: no LP written: {err}")
                 ref = os.path.join(b4o_oracle.benchmarks_dir(), r["lp_file"])
                 result = equivalent(ref, lp)
+            self.assertNotIn("error", result, f"{r['id']}: trex could not read an LP: {result.get('error')}")
             if not result.get("equivalent"):
                 not_equivalent.append(r["id"])
         expected = sorted(i for i in EXPECTED_NOT_EQUIVALENT if i in {r["id"] for r in mine})
         print(f"\nshard {k}: {len(mine) - len(not_equivalent)}/{len(mine)} equivalent")
         self.assertEqual(sorted(not_equivalent), expected)
+
+
+class EdgeModelsReadBack(unittest.TestCase):
+    """LPs with every bound form, empty rows, an empty objective and quadratic parts are read by trex."""
+
+    def test_edge_models_read_back(self):
+        import gurobipy as gp
+        from gurobipy import GRB
+        m = gp.Model("edge")
+        x = m.addVar(lb=-GRB.INFINITY, ub=5, name="x")
+        y = m.addVar(lb=-3, name="y")
+        b = m.addVar(vtype=GRB.BINARY, lb=1, name="b")
+        i = m.addVar(vtype=GRB.INTEGER, ub=1, name="i")
+        f = m.addVar(lb=-GRB.INFINITY, vtype=GRB.INTEGER, name="f")
+        w = m.addVar(lb=2, ub=2, name="w")
+        m.addConstr(x + y + b + i + f + w >= 1)
+        m.addConstr(True)
+        m.addConstr(x * y <= 3, "q")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "edge.lp")
+            m.write(path)
+            result = equivalent(path, path)
+            self.assertNotIn("error", result)
+            self.assertTrue(result["equivalent"])
+            m.setObjective(2 * x - y + 4 + x * x, GRB.MAXIMIZE)
+            m.write(path)
+            self.assertNotIn("error", equivalent(path, path))
 
 
 for _k in range(SHARDS):

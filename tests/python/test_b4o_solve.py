@@ -13,17 +13,24 @@ from gurobipy import GRB
 SHARDS = 4
 # Quadratic objective or constraints (README issue 4): the layer refuses to solve them (errno 10024).
 QUADRATIC = {f"BENCH4OPT_{n}" for n in (32, 33, 56, 57, 364, 365, 374, 375)}
-# Items whose outcome is allowed to differ, with the reason; filled from measured runs.
-EXPECTED_OTHER = {}
+# One equality row with 3 general integers: CBC needs from seconds to minutes (README: 2.5-7.3 s, sometimes
+# > 25 s; 157 s with the cbc command line). Solved with this time limit; TIME_LIMIT (9) is accepted, any other
+# status or a wrong objective is not.
+TIME_LIMITED = {"BENCH4OPT_132": 20.0, "BENCH4OPT_133": 20.0}
+# Items whose reference program cannot reproduce the answer: the reference LP (and answer 30) come from another
+# program ("CuttingStock"); this reference_code's model solves to 0.14447987... (checked to stay so).
+EXPECTED_OTHER = {"BENCH4OPT_380": 0.1444798710354011, "BENCH4OPT_381": 0.1444798710354011}
 
 
-def solve_item(record):
+def solve_item(record, time_limit=None):
     """Returns ('optimal', objval) / ('status', code) / ('unsupported', message) / ('error', text)."""
     with tempfile.TemporaryDirectory() as d:
         model, _, err = b4o_oracle.run_reference(record, d)
         if err is not None or model is None:
             return ("error", err or "no model")
         model.Params.OutputFlag = 0
+        if time_limit is not None:
+            model.Params.TimeLimit = time_limit
         try:
             if model.Status == GRB.LOADED:
                 model.optimize()
@@ -42,12 +49,17 @@ class SolveOracle(unittest.TestCase):
         wrong = []
         passed = 0
         for r in records:
-            outcome = solve_item(r)
+            outcome = solve_item(r, TIME_LIMITED.get(r["id"]))
+            if r["id"] in TIME_LIMITED and outcome == ("status", GRB.TIME_LIMIT):
+                print(f"\n{r['id']}: time limit ({TIME_LIMITED[r['id']]} s) reached")
+                continue
             if r["id"] in QUADRATIC:
                 if outcome[0] != "unsupported" or "quadratic" not in outcome[1]:
                     wrong.append((r["id"], "quadratic item not refused", outcome))
                 continue
             if r["id"] in EXPECTED_OTHER:
+                if outcome[0] != "optimal" or abs(outcome[1] - EXPECTED_OTHER[r["id"]]) > 1e-6:
+                    wrong.append((r["id"], "expected the other program's optimum", outcome))
                 continue
             if outcome[0] == "optimal" and abs(outcome[1] - r["answer"]) <= 1e-6:
                 passed += 1
