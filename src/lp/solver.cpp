@@ -1,0 +1,182 @@
+// solve(): the one entry point to the LP/MILP backends. Refuses what a linear solver cannot solve
+// (quadratic terms, SOS sets, semi-continuous/semi-integer variables) with Unsupported, checks the data,
+// then hands the model to CLP/CBC or GLPK. Also status/backend names.
+#include <cmath>
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "lp/solver.hpp"
+#include "lp/solver_backends.hpp"
+#include "util/error.hpp"
+#include "util/timer.hpp"
+
+namespace trex::lp {
+namespace detail {
+
+RowMatrix build_row_matrix(const Model& model) {
+  RowMatrix m;
+  const int n = model.num_vars();
+  m.start.reserve(size_t(model.num_rows()) + 1);
+  m.index.reserve(size_t(model.num_nonzeros()));
+  m.value.reserve(size_t(model.num_nonzeros()));
+  std::vector<int> slot(size_t(n), -1);  // position of var in the current row, to merge duplicates
+  m.start.push_back(0);
+  for (const Row& r : model.rows) {
+    const int row_begin = int(m.index.size());
+    for (const Term& t : r.terms) {
+      int& s = slot[size_t(t.var)];
+      if (s >= row_begin) {
+        m.value[size_t(s)] += t.coef;
+      } else {
+        s = int(m.index.size());
+        m.index.push_back(t.var);
+        m.value.push_back(t.coef);
+      }
+    }
+    for (const Term& t : r.terms) slot[size_t(t.var)] = -1;  // positions move below; forget them
+    // Leave out exact zeros (an explicit "0 x" or terms that cancelled); never a tolerance.
+    int out = row_begin;
+    for (int k = row_begin; k < int(m.index.size()); ++k) {
+      if (m.value[size_t(k)] != 0.0) {
+        m.index[size_t(out)] = m.index[size_t(k)];
+        m.value[size_t(out)] = m.value[size_t(k)];
+        ++out;
+      }
+    }
+    m.index.resize(size_t(out));
+    m.value.resize(size_t(out));
+    m.start.push_back(out);
+  }
+  return m;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Returns a non-empty message when the model cannot be given to a linear solver.
+std::string unsupported_reason(const Model& model) {
+  if (!model.objective.quad.empty())
+    return fmt::format("quadratic objective ({} quadratic terms): the linear solvers cannot solve it",
+                       model.objective.quad.size());
+  for (const Row& r : model.rows)
+    if (!r.quad.empty())
+      return fmt::format("quadratic constraint '{}' ({} quadratic terms): the linear solvers cannot solve it",
+                         r.name, r.quad.size());
+  if (!model.sos.empty())
+    return fmt::format("{} SOS set(s) (first '{}'): not supported by the linear solver backends",
+                       model.sos.size(), model.sos.front().name);
+  for (const Variable& v : model.vars)
+    if (v.type == VarType::SemiContinuous || v.type == VarType::SemiInteger)
+      return fmt::format("{} variable '{}': not supported by the linear solver backends", to_string(v.type), v.name);
+  return {};
+}
+
+// Data errors no solver should see (NaN, infinite coefficients, bad indices) -> Error; bounds that
+// exclude every value -> Infeasible. Returns false and fills `out` when the model is decided here.
+bool check_data(const Model& model, SolveResult& out) {
+  const int n = model.num_vars();
+  auto error = [&](std::string msg) {
+    out.status = SolveStatus::Error;
+    out.message = std::move(msg);
+    return false;
+  };
+  auto check_terms = [&](const std::vector<Term>& terms, const std::string& where) -> bool {
+    for (const Term& t : terms) {
+      if (t.var < 0 || t.var >= n) return error(fmt::format("{}: variable index {} out of range", where, t.var));
+      if (!std::isfinite(t.coef))
+        return error(fmt::format("{}: coefficient {} of '{}' is not finite", where, t.coef,
+                                 model.vars[size_t(t.var)].name));
+    }
+    return true;
+  };
+  if (!std::isfinite(model.objective.constant)) return error("objective constant is not finite");
+  if (!check_terms(model.objective.terms, "objective")) return false;
+  for (const Row& r : model.rows) {
+    if (!check_terms(r.terms, fmt::format("row '{}'", r.name))) return false;
+    if (std::isnan(r.rhs) || (r.sense == RowSense::Range && std::isnan(r.range_upper)))
+      return error(fmt::format("row '{}': right-hand side is NaN", r.name));
+  }
+  for (const Variable& v : model.vars)
+    if (std::isnan(v.lb) || std::isnan(v.ub)) return error(fmt::format("variable '{}': NaN bound", v.name));
+
+  // Empty domains: decided without a solver, identically for both backends.
+  for (const Variable& v : model.vars) {
+    double lb, ub;
+    detail::effective_bounds(v, lb, ub);
+    if (lb > ub || lb == kInf || ub == -kInf) {
+      out.status = SolveStatus::Infeasible;
+      out.message = fmt::format("variable '{}' has an empty domain [{}, {}]", v.name, lb, ub);
+      return false;
+    }
+  }
+  for (const Row& r : model.rows) {
+    double lo, hi;
+    detail::row_bounds(r, lo, hi);
+    if (lo > hi || lo == kInf || hi == -kInf) {
+      out.status = SolveStatus::Infeasible;
+      out.message = fmt::format("row '{}' has an empty range [{}, {}]", r.name, lo, hi);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+SolveResult solve(const Model& model, Backend backend, const SolveOptions& options) {
+  Timer timer;
+  SolveResult result;
+  if (std::string why = unsupported_reason(model); !why.empty()) {
+    result.status = SolveStatus::Unsupported;
+    result.message = std::move(why);
+  } else if (check_data(model, result)) {
+    try {
+      result = backend == Backend::Cbc ? detail::solve_coin(model, options) : detail::solve_glpk(model, options);
+    } catch (const std::exception& e) {
+      result = SolveResult{};
+      result.status = SolveStatus::Error;
+      result.message = fmt::format("{} backend failed: {}", to_string(backend), e.what());
+    } catch (...) {  // COIN throws CoinError, which is not a std::exception
+      result = SolveResult{};
+      result.status = SolveStatus::Error;
+      result.message = fmt::format("{} backend failed with an exception", to_string(backend));
+    }
+  }
+  if (result.status == SolveStatus::Optimal) {
+    // The value the returned point attains in the IR's own objective (sense and constant as written).
+    double z = model.objective.constant;
+    for (const Term& t : model.objective.terms) z += t.coef * result.x[size_t(t.var)];
+    result.objective = z;
+  } else {
+    result.objective = 0.0;
+    result.x.clear();
+  }
+  result.seconds = timer.seconds();
+  return result;
+}
+
+const char* to_string(SolveStatus s) {
+  switch (s) {
+    case SolveStatus::Optimal: return "optimal";
+    case SolveStatus::Infeasible: return "infeasible";
+    case SolveStatus::Unbounded: return "unbounded";
+    case SolveStatus::InfeasibleOrUnbounded: return "infeasible_or_unbounded";
+    case SolveStatus::TimeLimit: return "time_limit";
+    case SolveStatus::Unsupported: return "unsupported";
+    case SolveStatus::Error: return "error";
+  }
+  return "error";
+}
+
+const char* to_string(Backend b) { return b == Backend::Cbc ? "cbc" : "glpk"; }
+
+Backend parse_backend(const std::string& name) {
+  if (name == "cbc") return Backend::Cbc;
+  if (name == "glpk") return Backend::Glpk;
+  throw Error(fmt::format("unknown solver '{}' (expected cbc or glpk)", name));
+}
+
+}  // namespace trex::lp
