@@ -11,6 +11,7 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/vec_math.hpp"
 
 namespace trex::model::detail {
 
@@ -153,6 +154,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
         const float* q = s.qI + (i * HI + h) * cI;
         const float* k = K + (base + e) * cI;
         float dot = 0;
+        #pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j < cI; ++j) dot += q[j] * k[j];
         acc += s.lam[i * HI + h] * std::max(dot, 0.0f);  // ReLU first, then head weighting
       }
@@ -193,6 +195,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
         for (int64_t e = 0; e < nv; ++e) {
           const float* k = Ce + (base + e) * hd;
           float dot = 0;
+          #pragma omp simd reduction(+ : dot)
           for (int64_t j = 0; j < hd; ++j) dot += q[j] * k[j];
           lg[size_t(e)] = dot * inv_sqrt_c;
           mx = std::max(mx, lg[size_t(e)]);
@@ -228,6 +231,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
         for (int64_t h = 0; h < HI; ++h) {
           const float* q = s.qI + (i * HI + h) * cI;
           float dot = 0;
+          #pragma omp simd reduction(+ : dot)
           for (int64_t t = 0; t < cI; ++t) dot += q[t] * k[t];
           if (dot <= 0) continue;
           dlam[i * HI + h] += dI * dot;
@@ -325,12 +329,14 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
       for (int64_t e = 0; e < nw + nc; ++e) {
         const float* k = e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd;
         float dot = 0;
+        #pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j < hd; ++j) dot += q[j] * k[j];
         P[e] = dot * scale;
         mx = std::max(mx, P[e]);
       }
       float sum = std::exp(sink[h] - mx);  // the sink joins the denominator only
-      for (int64_t e = 0; e < nw + nc; ++e) sum += (P[e] = std::exp(P[e] - mx));
+#pragma omp simd reduction(+ : sum)
+      for (int64_t e = 0; e < nw + nc; ++e) sum += (P[e] = nn::fast_expf(P[e] - mx));
       float* o = s.o + (i * H + h) * hd;
       for (int64_t j = 0; j < hd; ++j) o[j] = 0;
       for (int64_t e = 0; e < nw + nc; ++e) {
@@ -398,12 +404,14 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
         const float* P = s.P + (i * H + h) * s.kmax;
         float* dqh = dq + (i * H + h) * hd;
         float go = 0, psum = 0;
+        #pragma omp simd reduction(+ : go)
         for (int64_t j = 0; j < hd; ++j) go += g[j] * o[j];
         for (int64_t j = 0; j < hd; ++j) dqh[j] = 0;
         for (int64_t e = 0; e < nw + nc; ++e) {
           const float* k = e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd;
           float* dk = e < nw ? dkv + (ws + e) * hd : dC + int64_t(comp[e - nw]) * hd;
           float gk = 0;
+          #pragma omp simd reduction(+ : gk)
           for (int64_t j = 0; j < hd; ++j) gk += g[j] * k[j];
           const float p = P[e];
           psum += p;

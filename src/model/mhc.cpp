@@ -27,6 +27,7 @@ void hc_mix_forward(Ctx& c, const float* X, int64_t N, int64_t fn, int nout, HcS
   for (int64_t t = 0; t < N; ++t) {
     const float* x = X + t * nd;
     float ss = 0;
+    #pragma omp simd reduction(+ : ss)
     for (int64_t i = 0; i < nd; ++i) ss += x[i] * x[i];
     const float r = 1.0f / std::sqrt(ss / float(nd) + eps);
     s.rho[t] = r;
@@ -108,6 +109,7 @@ void hc_pre_backward(Ctx& c, int64_t N, const HcOff& off, const HcSaved& s, cons
     for (int k = 0; k < n; ++k) {
       float dpre = 0;
       const float pk = s.pre[t * n + k];
+#pragma omp simd reduction(+ : dpre)
       for (int64_t i = 0; i < d; ++i) {
         dpre += gy[i] * xt[k * d + i];
         dxt[k * d + i] += pk * gy[i];
@@ -171,6 +173,7 @@ void hc_post_backward(Ctx& c, const float* F, const float* X, const HcSaved& s, 
       const float* gk = g + k * d;
       const float pk = s.post[t * n + k];
       float dp = 0;
+#pragma omp simd reduction(+ : dp)
       for (int64_t i = 0; i < d; ++i) {
         df[i] += pk * gk[i];
         dp += gk[i] * ft[i];
@@ -181,6 +184,7 @@ void hc_post_backward(Ctx& c, const float* F, const float* X, const HcSaved& s, 
         const float m = M[j * n + k];
         float dm = 0;
         float* dxj = dxt + j * d;
+#pragma omp simd reduction(+ : dm)
         for (int64_t i = 0; i < d; ++i) {
           dm += gk[i] * xj[i];
           dxj[i] += m * gk[i];

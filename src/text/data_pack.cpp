@@ -90,6 +90,11 @@ void remove_if_exists(const fs::path& p) {
   fs::remove(p, ec);
 }
 
+std::string shard_name(uint64_t i) {
+  std::string n = std::to_string(i);
+  return "cpt_" + std::string(n.size() < 5 ? 5 - n.size() : 0, '0') + n;
+}
+
 Json sources_json(const std::vector<fs::path>& inputs) {
   Json a = Json::array();
   for (const auto& p : inputs) a.push_back(p.string());
@@ -159,18 +164,14 @@ PackStats pack_cpt(const Tokenizer& tok, const std::vector<fs::path>& inputs, co
   auto flush = [&] {
     if (!w) return;
     w->commit();
-    shards.push_back(Json{{"prefix", "cpt_" + std::string(5 - std::min<size_t>(5, std::to_string(st.shards).size()), '0') +
-                                         std::to_string(st.shards)},
+    shards.push_back(Json{{"prefix", shard_name(st.shards)},
                           {"documents", w->documents()},
                           {"tokens", w->tokens()}});
     ++st.shards;
     w.reset();
   };
   for (uint32_t d : order) {
-    if (!w) {
-      std::string num = std::to_string(st.shards);
-      w = std::make_unique<ShardWriter>(out_dir / ("cpt_" + std::string(5 - std::min<size_t>(5, num.size()), '0') + num), dtype);
-    }
+    if (!w) w = std::make_unique<ShardWriter>(out_dir / shard_name(st.shards), dtype);
     w->add_document(std::span<const TokenId>(all.data() + starts[d], starts[d + 1] - starts[d]));
     st.tokens += starts[d + 1] - starts[d];
     ++st.documents;

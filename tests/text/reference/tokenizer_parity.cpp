@@ -1,5 +1,5 @@
 // Exact id parity with the reference encoder (@lenml/tokenizers, a port of Hugging Face tokenizers):
-// on DeepSeek-V3's own tokenizer.json and on a tokenizer.json trained by `trex tokenizer train`.
+// on DeepSeek-V3's own tokenizer.json, on GPT-2's, and on one trained by `trex tokenizer train`.
 // The reference files are written at test time into TREX_TOKENIZER_REFERENCE_DIR by the ctest
 // fixture text_tokenizer_reference (tests/reference/tokenizer/setup.sh: npm ci + make_reference.mjs).
 #include <gtest/gtest.h>
@@ -54,6 +54,10 @@ void check_parity(const fs::path& tokenizer_json, const fs::path& expected) {
 
 TEST(TokenizerParity, DeepSeekV3TokenizerJson) {
   check_parity(reference_dir() / "deepseek_v3.tokenizer.json", reference_dir() / "deepseek_v3.expected.jsonl");
+}
+
+TEST(TokenizerParity, Gpt2TokenizerJson) {
+  check_parity(reference_dir() / "gpt2.tokenizer.json", reference_dir() / "gpt2.expected.jsonl");
 }
 
 TEST(TokenizerParity, OurTrainedTokenizerJson) {

@@ -1,0 +1,56 @@
+// `trex train`: CPT / SFT training of a preset or config.json model on packed data (src/train/trainer.hpp,
+// docs/train.md).
+#include <memory>
+
+#include "cli/command.hpp"
+#include "train/trainer.hpp"
+
+namespace {
+
+trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents, SFT on masked conversations)",
+                                [](CLI::App& sub) -> trex::cli::Action {
+  auto o = std::make_shared<trex::train::TrainOptions>();
+  auto data = std::make_shared<std::string>(), out = std::make_shared<std::string>(),
+       init = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  sub.add_option("--config", o->config, "Preset (tiny, bench, small) or config.json (default: --init's, else tiny)");
+  sub.add_option("--data", *data, "Packed data folder (trex data pack: cpt.json or sft.json)")->required();
+  sub.add_option("--mode", o->mode, "cpt or sft")->required()->check(CLI::IsMember({"cpt", "sft"}));
+  sub.add_option("--init", *init, "Initial weights (checkpoint folder or .safetensors); required for sft");
+  sub.add_option("--out", *out, "Output folder (step-N checkpoints, latest, metrics.jsonl)")->required();
+  sub.add_option("--steps", o->steps, "Optimizer steps");
+  sub.add_option("--lr", o->lr, "Peak learning rate");
+  sub.add_option("--min-lr", o->min_lr, "Final learning rate of the cosine decay (default lr/10)");
+  sub.add_option("--warmup", o->warmup, "Linear warm-up steps (default steps/10)");
+  sub.add_option("--optimizer", o->optimizer, "adamw or muon (AdamW for embedding/head/norms/mHC under muon)")
+      ->check(CLI::IsMember({"adamw", "muon"}));
+  sub.add_option("--weight-decay", o->weight_decay, "AdamW weight decay (matrices only)");
+  sub.add_option("--clip", o->clip, "Global gradient-norm clip (0: off)");
+  sub.add_option("--micro-batch", o->micro_batch, "Sequences per micro-batch");
+  sub.add_option("--grad-accum", o->grad_accum, "Micro-batches per optimizer step");
+  sub.add_option("--seq-len", o->seq_len, "CPT window length (default 256); SFT: must equal the packed length");
+  sub.add_option("--seed", o->seed, "Seed for initial weights and data order");
+  sub.add_option("--save-every", o->save_every, "Checkpoint every N steps (0: only at the end)");
+  sub.add_option("--keep", o->keep, "Checkpoints kept");
+  sub.add_flag("--resume", o->resume, "Continue from OUT/latest when it exists");
+  sub.add_flag("--freeze-router", o->freeze_router, "Do not update gate weights and gate biases (SFT launchers)");
+  sub.add_option("--peak-gflops", o->peak_gflops, "MFU denominator in GFLOP/s (default 433: FP32, 2 cores)");
+  sub.add_option("--spike-z", o->spike_z, "Skip a step whose loss or grad-norm z-score exceeds this (0: off)");
+  sub.add_option("--spike-window", o->spike_window, "Steps in the spike guard's running window");
+  sub.add_flag("--json", o->json, "Print the final summary as JSON");
+  sub.add_flag("--quiet", *quiet, "No progress line");
+  sub.add_option("--inject-nan-step", o->inject_nan_step, "Test hook: poison the gradient at this step")
+      ->group("");
+  sub.add_option("--checkpoint-pause-ms", o->checkpoint_pause_ms, "Test hook: pause inside checkpoint writes")
+      ->group("");
+  return [o, data, out, init, quiet] {
+    o->data = *data;
+    o->out = *out;
+    o->init = *init;
+    o->progress = !*quiet;
+    trex::train::train(*o);
+    return 0;
+  };
+});
+
+}  // namespace

@@ -1,0 +1,345 @@
+// The training loop (see trainer.hpp).
+#include "train/trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "model/checkpoint.hpp"
+#include "model/config.hpp"
+#include "model/model.hpp"
+#include "model/model_info.hpp"
+#include "text/data_loader.hpp"
+#include "text/datasets.hpp"
+#include "train/spike_guard.hpp"
+#include "train/train_step.hpp"
+#include "train/train_checkpoint.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/progress.hpp"
+#include "util/timer.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace trex::train {
+
+namespace {
+
+// Options that must not change across a resume (they change the loss sequence).
+json run_identity(const TrainOptions& o, int64_t seq_len, const std::string& tokenizer_sha, uint64_t sequences) {
+  return {{"mode", o.mode},
+          {"optimizer", o.optimizer},
+          {"micro_batch", o.micro_batch},
+          {"grad_accum", o.grad_accum},
+          {"seq_len", seq_len},
+          {"seed", o.seed},
+          {"freeze_router", o.freeze_router},
+          {"data_tokenizer_sha256", tokenizer_sha},
+          {"data_sequences", sequences}};
+}
+
+struct LoadStats {
+  double max_ratio = 0;                 // max over blocks of max load / mean load
+  std::vector<double> per_block;        // max / mean per MoE block
+};
+
+LoadStats expert_load_stats(const model::Model& m) {
+  LoadStats s;
+  for (int64_t b = 0; b < m.n_moe_blocks(); ++b) {
+    auto load = m.expert_load(b);
+    double total = 0, mx = 0;
+    for (int64_t x : load) {
+      total += double(x);
+      mx = std::max(mx, double(x));
+    }
+    double r = total > 0 ? mx / (total / double(load.size())) : 0;
+    s.per_block.push_back(r);
+    s.max_ratio = std::max(s.max_ratio, r);
+  }
+  return s;
+}
+
+// Keeps the metrics lines of steps <= `step` (a resumed run continues the file where its checkpoint was).
+void truncate_metrics(const fs::path& path, int64_t step) {
+  if (!fs::exists(path)) return;
+  std::ifstream in(path);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) break;  // a torn last line from a kill
+    if (j.value("step", int64_t(0)) <= step) kept += line + "\n";
+  }
+  write_file_atomic(path, kept);
+}
+
+}  // namespace
+
+void validate_options(const TrainOptions& o) {
+  if (o.mode != "cpt" && o.mode != "sft") throw Error("--mode must be cpt or sft (got '" + o.mode + "')");
+  if (o.data.empty()) throw Error("--data is required");
+  const char* manifest = o.mode == "cpt" ? "cpt.json" : "sft.json";
+  if (!fs::is_directory(o.data))
+    throw Error(fmt::format("--data {}: not a folder (expected a packed folder with {}; see trex data pack)",
+                            o.data.string(), manifest));
+  if (!fs::exists(o.data / manifest))
+    throw Error(fmt::format("--data {}: no {} in it (--mode {} needs data packed with trex data pack --mode {})",
+                            o.data.string(), manifest, o.mode, o.mode));
+  if (o.out.empty()) throw Error("--out is required");
+  if (o.mode == "sft" && o.init.empty() && !o.resume) throw Error("--mode sft needs --init CKPT (the CPT checkpoint)");
+  if (!o.init.empty() && !fs::exists(o.init)) throw Error("--init " + o.init.string() + ": no such file or folder");
+  if (o.steps < 1) throw Error("--steps must be >= 1");
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw Error("--lr must be a positive number");
+  if (o.min_lr > o.lr) throw Error("--min-lr must not exceed --lr");
+  if (o.micro_batch < 1) throw Error("--micro-batch must be >= 1");
+  if (o.grad_accum < 1) throw Error("--grad-accum must be >= 1");
+  if (o.seq_len < 0 || (o.seq_len > 0 && o.seq_len < 2)) throw Error("--seq-len must be >= 2");
+  if (o.save_every < 0) throw Error("--save-every must be >= 0");
+  if (o.keep < 1) throw Error("--keep must be >= 1");
+  if (!(o.peak_gflops > 0)) throw Error("--peak-gflops must be positive");
+  if (o.weight_decay < 0) throw Error("--weight-decay must be >= 0");
+  parse_optimizer(o.optimizer);
+}
+
+json train(const TrainOptions& opt) {
+  validate_options(opt);
+  TrainOptions o = opt;
+  const double min_lr = o.min_lr >= 0 ? o.min_lr : o.lr / 10;
+  const int64_t warmup = std::min(o.steps, o.warmup >= 0 ? o.warmup : o.steps / 10);
+
+  // --- resume point, configuration, data (all read before anything is written) ---
+  std::optional<fs::path> resume_dir;
+  if (fs::exists(o.out / "latest")) {
+    if (!o.resume)
+      throw Error(fmt::format("--out {} already holds a checkpoint ({}); pass --resume to continue it or choose "
+                              "another --out", o.out.string(), read_file(o.out / "latest").substr(0, 14)));
+    resume_dir = latest_checkpoint(o.out);
+  }
+  json saved_state;
+  if (resume_dir) saved_state = parse_json_file(*resume_dir / "trainer_state.json");
+
+  model::ModelConfig cfg = resume_dir ? model::ModelConfig::from_hf_json(*resume_dir / "config.json")
+                           : !o.init.empty() && o.config.empty()
+                               ? model::load_model_config((fs::is_directory(o.init) ? o.init : o.init.parent_path()).string())
+                               : model::load_model_config(o.config.empty() ? std::string("tiny") : o.config);
+
+  const int64_t cpt_seq = o.seq_len > 0 ? o.seq_len : 256;
+  auto dataset = text::open_dataset(o.data, size_t(cpt_seq));
+  const int64_t T = int64_t(dataset->seq_len());
+  if (o.mode == "sft" && o.seq_len > 0 && o.seq_len != T)
+    throw Error(fmt::format("--seq-len {} differs from the SFT data's packed length {} ({})", o.seq_len, T,
+                            o.data.string()));
+  if (dataset->size() == 0)
+    throw Error(fmt::format("--data {}: no training sequence of {} tokens in it", o.data.string(), T));
+  json identity = run_identity(o, T, dataset->tokenizer_sha256(), dataset->size());
+  if (resume_dir) {
+    const json& was = saved_state.at("run");
+    for (auto& [k, v] : identity.items())
+      if (was.value(k, json()) != v)
+        throw Error(fmt::format("--resume: option '{}' was {} in {}, now {} (a resumed run must use the same "
+                                "setting)", k, was.value(k, json()).dump(), resume_dir->string(), v.dump()));
+  }
+
+  // Threads: the model's GEMMs run on OpenBLAS's own pthread pool and its element-wise loops on OpenMP. Two
+  // spinning pools on 2 cores fight (measured: 65% of the time in libgomp's spin-wait, 5x slower), so unless
+  // OMP_NUM_THREADS is set explicitly the element-wise regions run on the calling thread and only BLAS fans out.
+  if (!std::getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
+
+  // --- model, optimizer, loader ---
+  model::Model model(cfg);
+  if (resume_dir)
+    model::load_weights(*resume_dir, model.store());
+  else if (!o.init.empty())
+    model::load_weights(o.init, model.store());
+  else
+    model.init(o.seed);
+
+  OptimizerConfig ocfg;
+  ocfg.kind = parse_optimizer(o.optimizer);
+  ocfg.weight_decay = o.weight_decay;
+  TensorRanges norm_ranges;  // the tensors the optimizer updates
+  std::vector<TensorSlot> slots = optimizer_slots(model, o.freeze_router, norm_ranges);
+  Optimizer optimizer(std::move(slots), int64_t(model.params().size()), ocfg);
+
+  text::LoaderConfig lcfg;
+  lcfg.batch_size = size_t(o.micro_batch);
+  lcfg.seed = o.seed;
+  text::DataLoader loader(*dataset, lcfg);
+  SpikeGuard guard({o.spike_window, o.spike_min_samples, o.spike_z});
+
+  int64_t done = 0;  // completed optimizer steps (skipped ones included)
+  double tokens_seen = 0, elapsed_before = 0;
+  if (resume_dir) {
+    load_optimizer_state(*resume_dir, optimizer.state_m(), optimizer.state_v());
+    done = saved_state.at("step").get<int64_t>();
+    optimizer.set_steps(saved_state.at("optimizer_steps").get<int64_t>());
+    loader.restore(text::LoaderState::from_json(saved_state.at("loader")));
+    guard.from_json(saved_state.at("spike_guard"));
+    tokens_seen = saved_state.value("tokens_seen", 0.0);
+    elapsed_before = saved_state.value("train_seconds", 0.0);
+  }
+
+  // --- output folder (first write) ---
+  fs::create_directories(o.out);
+  remove_partial_checkpoints(o.out);
+  const fs::path metrics_path = o.out / "metrics.jsonl";
+  if (resume_dir)
+    truncate_metrics(metrics_path, done);
+  else
+    write_file_atomic(metrics_path, "");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> metrics(std::fopen(metrics_path.c_str(), "a"), &std::fclose);
+  if (!metrics) throw Error("cannot open " + metrics_path.string() + " for appending");
+
+  // --- FLOP convention, printed once ---
+  const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
+  const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
+  std::fprintf(stderr,
+               "trex train: %s, %lld parameters, mode %s, optimizer %s%s, %lld x %lld x %lld tokens per step\n"
+               "FLOPs: train = 3 x forward, forward = 2*N_mm + attention + indexer (DEEPSEEK_V4.md §10, MTP "
+               "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (FP32)\n",
+               o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)model.params().size(),
+               o.mode.c_str(), o.optimizer.c_str(), o.freeze_router ? ", router frozen" : "",
+               (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
+               o.peak_gflops);
+  if (resume_dir) std::fprintf(stderr, "resuming from %s (step %lld)\n", resume_dir->c_str(), (long long)done);
+
+  auto state_json = [&](double train_seconds) {
+    return json{{"step", done},
+                {"optimizer_steps", optimizer.steps()},
+                {"loader", loader.state().to_json()},
+                {"spike_guard", guard.to_json()},
+                {"tokens_seen", tokens_seen},
+                {"train_seconds", train_seconds},
+                {"run", identity},
+                {"schedule", {{"steps", o.steps}, {"lr", o.lr}, {"min_lr", min_lr}, {"warmup", warmup}}},
+                {"rng", {{"note", "the data order is the only randomness: loader seed + step"}, {"seed", o.seed}}}};
+  };
+  std::optional<fs::path> last_ckpt = resume_dir;
+  auto save = [&](double train_seconds) {
+    CheckpointWrite w;
+    w.store = &model.store();
+    w.config = &cfg;
+    w.m = optimizer.state_m();
+    w.v = optimizer.state_v();
+    w.state = state_json(train_seconds);
+    w.pause_ms = o.checkpoint_pause_ms;
+    last_ckpt = write_checkpoint(o.out, done, w, o.keep);
+  };
+
+  // --- the step loop: nothing large is allocated here (model arena, loader batch, optimizer state reused) ---
+  std::vector<text::Batch> micro(size_t(o.grad_accum));
+  std::vector<model::Batch> views(micro.size());
+  auto grads = model.grads();
+  ProgressBar bar("train", o.steps, o.progress);
+  bar.update(done);
+  const bool plain_log = o.progress && !ProgressBar::stderr_is_terminal();
+  const int64_t log_every = std::max<int64_t>(1, o.steps / 20);
+  double first_loss = std::numeric_limits<double>::quiet_NaN(), last_loss = first_loss;
+  double timed_seconds = 0, timed_tokens = 0;  // steps after the first of this process (warm-up excluded)
+  Timer run_timer;
+  const int64_t first_step_of_process = done;
+
+  while (done < o.steps) {
+    Timer step_timer;
+    const int64_t step = done + 1;
+    for (auto& mb : micro) {
+      loader.next(mb);
+      for (size_t i = 0; i < mb.tokens.size(); ++i)
+        if (mb.tokens[i] < 0 || mb.tokens[i] >= cfg.vocab_size)
+          throw Error(fmt::format("--data {}: sequence {} holds token id {} outside the model's vocabulary "
+                                  "(vocab_size {})", o.data.string(), mb.sequence_index[i / size_t(T)],
+                                  mb.tokens[i], cfg.vocab_size));
+    }
+    for (size_t a = 0; a < micro.size(); ++a)
+      views[a] = model::Batch{int64_t(micro[a].batch_size), T, micro[a].tokens.data(), micro[a].doc_ids.data(),
+                              micro[a].loss_mask.data()};
+    model::Losses sum = accumulate_gradients(model, views);
+    if (step == o.inject_nan_step) grads[norm_ranges.front().first] = std::numeric_limits<float>::quiet_NaN();
+
+    const double gnorm = grad_norm(grads, norm_ranges);
+    if (!std::isfinite(sum.total) || !std::isfinite(gnorm)) {
+      std::string msg = fmt::format(
+          "non-finite {} at step {} (loss {}, grad norm {}): stopped before updating the weights; last "
+          "checkpoint: {}",
+          std::isfinite(sum.total) ? "gradient" : "loss", step, sum.total, gnorm,
+          last_ckpt ? last_ckpt->string() : std::string("none written yet"));
+      std::fprintf(metrics.get(), "%s\n", json{{"step", step}, {"error", msg}}.dump().c_str());
+      std::fflush(metrics.get());
+      bar.finish();
+      throw Error(msg);
+    }
+
+    const double lr = lr_at(step - 1, warmup, o.steps, o.lr, min_lr);
+    SpikeVerdict verdict = guard.check(sum.total, gnorm);
+    double clip_scale = 1;
+    if (!verdict.skip) clip_scale = apply_update(model, optimizer, norm_ranges, gnorm, o.clip, lr, !o.freeze_router);
+    done = step;
+    tokens_seen += double(tokens_per_step);
+    const double dt = step_timer.seconds();
+    if (step > first_step_of_process + 1) {
+      timed_seconds += dt;
+      timed_tokens += double(tokens_per_step);
+    }
+    const double tok_s = double(tokens_per_step) / dt;
+    const double tflops = fpt.train * tok_s / 1e12;
+    const double mfu = fpt.train * tok_s / (o.peak_gflops * 1e9);
+    LoadStats ls = expert_load_stats(model);
+    if (std::isnan(first_loss)) first_loss = sum.total;
+    last_loss = sum.total;
+
+    json rec = {{"step", step},        {"loss", sum.total},     {"lm_loss", sum.ce},   {"mtp_loss", sum.mtp},
+                {"indexer_loss", sum.indexer}, {"balance_loss", sum.balance}, {"grad_norm", gnorm},
+                {"clip_scale", clip_scale},    {"lr", lr},   {"skipped", verdict.skip},
+                {"tokens", tokens_per_step},   {"step_seconds", dt}, {"tokens_per_s", tok_s},
+                {"tflops", tflops},            {"mfu", mfu}, {"expert_load_max_mean", ls.max_ratio},
+                {"expert_load_max_mean_per_block", ls.per_block}};
+    if (verdict.skip) rec["skip_reason"] = verdict.reason;
+    std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
+    std::fflush(metrics.get());
+
+    std::string line = fmt::format("loss {:.4f} lm {:.4f} gn {:.3f} lr {:.2e} {:.0f} tok/s {:.1f}% MFU load {:.2f}{}",
+                                   sum.total, sum.ce, gnorm, lr, tok_s, 100 * mfu, ls.max_ratio,
+                                   guard.skipped() ? fmt::format(" skipped {}", guard.skipped()) : "");
+    bar.update(step, line);
+    if (plain_log && (step % log_every == 0 || step == o.steps || verdict.skip))
+      std::fprintf(stderr, "step %lld/%lld %s%s\n", (long long)step, (long long)o.steps, line.c_str(),
+                   verdict.skip ? (" SKIPPED: " + verdict.reason).c_str() : "");
+
+    if ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)
+      save(elapsed_before + run_timer.seconds());
+  }
+  bar.finish();
+
+  const double tok_s = timed_seconds > 0 ? timed_tokens / timed_seconds : 0;
+  json summary = {{"steps", done},
+                  {"first_loss", first_loss},
+                  {"last_loss", last_loss},
+                  {"skipped_steps", guard.skipped()},
+                  {"tokens_seen", tokens_seen},
+                  {"tokens_per_s", tok_s},
+                  {"tflops", fpt.train * tok_s / 1e12},
+                  {"mfu", fpt.train * tok_s / (o.peak_gflops * 1e9)},
+                  {"flops_per_token", fpt.train},
+                  {"peak_gflops", o.peak_gflops},
+                  {"checkpoint", last_ckpt ? last_ckpt->string() : ""},
+                  {"metrics", metrics_path.string()}};
+  if (o.json)
+    std::printf("%s\n", summary.dump(2).c_str());
+  else
+    std::printf("trained %lld steps: loss %.4f -> %.4f, %.0f tok/s (warm steps), %.1f%% MFU of %.0f GFLOP/s, "
+                "%lld skipped; checkpoint %s\n",
+                (long long)done, first_loss, last_loss, tok_s, 100 * summary["mfu"].get<double>(), o.peak_gflops,
+                (long long)guard.skipped(), summary["checkpoint"].get<std::string>().c_str());
+  return summary;
+}
+
+}  // namespace trex::train

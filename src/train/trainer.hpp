@@ -1,0 +1,59 @@
+// The training loop of `trex train`: continued pre-training on packed documents (CPT) and supervised
+// fine-tuning on masked conversations (SFT, from an initial checkpoint, optionally with a frozen router).
+// Per optimizer step: grad_accum micro-batches (gradients accumulated, then averaged), data-parallel reduce,
+// global-norm clipping, the loss-spike guard, AdamW or Muon (optimizer.hpp) at the warmup + cosine LR, and
+// the auxiliary-loss-free gate-bias update. Metrics go to OUT/metrics.jsonl and a live progress line;
+// checkpoints (train_checkpoint.hpp) allow exact resume: the only state besides weights and optimizer moments
+// is the data-loader position and the spike-guard window, all saved.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "train/optimizer.hpp"
+
+namespace trex::train {
+
+struct TrainOptions {
+  std::string config;              // preset name or config.json (ignored on resume: the checkpoint's config)
+  std::filesystem::path data;      // packed folder (cpt.json or sft.json)
+  std::string mode = "cpt";        // cpt | sft
+  std::filesystem::path init;      // initial weights (required for sft)
+  std::filesystem::path out;
+  int64_t steps = 100;
+  double lr = 3e-4;
+  double min_lr = -1;              // < 0: lr / 10
+  int64_t warmup = -1;             // < 0: steps / 10
+  std::string optimizer = "adamw";
+  double weight_decay = 0.01;
+  double clip = 1.0;               // global-norm clip (<= 0: off)
+  int64_t micro_batch = 4;
+  int64_t grad_accum = 1;
+  int64_t seq_len = 0;             // CPT window (0: 256); SFT: must match the data when given
+  uint64_t seed = 1234;            // weight init and data order
+  int64_t save_every = 0;          // 0: only at the end
+  int keep = 2;
+  bool resume = false;
+  bool freeze_router = false;
+  double peak_gflops = 433.0;      // MFU denominator (MACHINE.md §1, FP32 AVX-512 on 2 cores)
+  double spike_z = 6.0;            // spike guard threshold (<= 0: off)
+  int spike_window = 50;
+  int spike_min_samples = 20;
+  bool json = false;               // print the final summary as JSON on stdout
+  bool progress = true;            // live progress line on stderr (when it is a terminal)
+  // Test hooks (fault injection): poison the gradient at this step (1-based; 0 = never), and sleep while
+  // writing a checkpoint so a test can kill the process mid-write.
+  int64_t inject_nan_step = 0;
+  int checkpoint_pause_ms = 0;
+};
+
+// Checks the options without touching the disk beyond reading; throws trex::Error with a clear message.
+void validate_options(const TrainOptions& o);
+
+// Runs (or resumes) training; returns the summary (also printed). Throws trex::Error on bad input and on a
+// non-finite loss or gradient (the last checkpoint is left intact).
+nlohmann::json train(const TrainOptions& o);
+
+}  // namespace trex::train

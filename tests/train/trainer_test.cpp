@@ -1,0 +1,286 @@
+// `trex train` on the tiny preset: the loss falls on a small OR corpus; a run SIGKILLed after a checkpoint
+// and resumed gives bit-identical losses and weights; a kill during a checkpoint write leaves the previous
+// checkpoint loadable; a non-finite gradient stops with a clear error and an intact checkpoint; SFT with a
+// frozen router leaves the router untouched; bad options fail before anything is written.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "model/checkpoint.hpp"
+#include "model/config.hpp"
+#include "model/params.hpp"
+#include "train/train_checkpoint.hpp"
+#include "train/trainer.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/jsonl.hpp"
+
+namespace fs = std::filesystem;
+using trex::Json;
+
+namespace {
+
+const std::string kTrex = TREX_BIN_PATH;
+
+void sh(const std::string& cmd) {
+  int rc = std::system((cmd + " >/dev/null 2>&1").c_str());
+  ASSERT_EQ(rc, 0) << "command failed: " << cmd;
+}
+
+// A per-test folder with a synthetic OR corpus, a byte-level BPE tokenizer trained on it, and CPT data.
+class TrainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("trex_train_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+           std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    sh(kTrex + " tokenizer corpus --bytes 120000 --seed 7 -o " + (dir / "corpus.jsonl").string());
+    sh(kTrex + " tokenizer train -i " + (dir / "corpus.jsonl").string() + " -o " + (dir / "tok.json").string() +
+       " --vocab-size 512 --threads 1");
+    sh(kTrex + " data pack --mode cpt -t " + (dir / "tok.json").string() + " -i " + (dir / "corpus.jsonl").string() +
+       " -o " + (dir / "cpt").string() + " --threads 1");
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir);
+  }
+
+  trex::train::TrainOptions base(const std::string& out) const {
+    trex::train::TrainOptions o;
+    o.config = "tiny";
+    o.data = dir / "cpt";
+    o.mode = "cpt";
+    o.out = dir / out;
+    o.seq_len = 32;
+    o.micro_batch = 2;
+    o.lr = 3e-3;
+    o.warmup = 2;
+    o.progress = false;
+    return o;
+  }
+  std::string cli(const std::string& out, int steps, const std::string& extra = "") const {
+    return kTrex + " train --config tiny --data " + (dir / "cpt").string() + " --mode cpt --out " +
+           (dir / out).string() + " --seq-len 32 --micro-batch 2 --lr 3e-3 --warmup 2 --quiet --steps " +
+           std::to_string(steps) + " " + extra;
+  }
+
+  fs::path dir;
+};
+
+std::vector<Json> read_metrics(const fs::path& p) {
+  std::vector<Json> out;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(Json::parse(line));
+  return out;
+}
+
+std::string latest_name(const fs::path& out) {
+  if (!fs::exists(out / "latest")) return "";
+  std::string s = trex::read_file(out / "latest");
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// Starts `cmd` through /bin/sh -c with exec, so the pid is trex's own.
+pid_t spawn(const std::string& cmd) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " >/dev/null 2>&1").c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+void kill_when(pid_t pid, const std::function<bool()>& ready, double timeout_s) {
+  auto t0 = std::chrono::steady_clock::now();
+  while (!ready()) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "trex exited before the kill point";
+    ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), timeout_s)
+        << "kill point not reached in time";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+const char* kLossKeys[] = {"loss", "lm_loss", "mtp_loss", "indexer_loss", "balance_loss", "grad_norm", "lr"};
+
+}  // namespace
+
+TEST_F(TrainTest, TinyLossFallsOnOrCorpus) {
+  auto o = base("run");
+  o.steps = 40;
+  o.micro_batch = 4;
+  Json s = trex::train::train(o);
+  auto m = read_metrics(o.out / "metrics.jsonl");
+  ASSERT_EQ(m.size(), 40u);
+  double first = m[0]["lm_loss"], tail = 0;
+  for (size_t i = 35; i < 40; ++i) tail += m[i]["lm_loss"].get<double>() / 5;
+  std::printf("tiny CPT: LM loss %.3f -> %.3f (mean of last 5 steps), ln(8192) = %.3f\n", first, tail,
+              std::log(8192.0));
+  EXPECT_NEAR(first, std::log(8192.0), 0.5);  // starts near uniform over the vocabulary
+  EXPECT_LT(tail, first - 3.0);               // and falls clearly
+  for (auto& r : m) {
+    EXPECT_GT(r["tflops"].get<double>(), 0);
+    EXPECT_GE(r["expert_load_max_mean"].get<double>(), 1.0);
+    EXPECT_EQ(r["expert_load_max_mean_per_block"].size(), 7u);  // 6 layers + MTP
+  }
+  // The checkpoint loads into a fresh store.
+  trex::model::ParamStore store(trex::model::ModelConfig::preset("tiny"));
+  auto ckpt = trex::train::latest_checkpoint(o.out);
+  ASSERT_TRUE(ckpt);
+  EXPECT_EQ(ckpt->filename().string(), "step-00000040");
+  trex::model::load_weights(*ckpt, store);
+}
+
+TEST_F(TrainTest, SigkillAndResumeIsBitExact) {
+  const int steps = 7;
+  // Uninterrupted reference.
+  sh(cli("ref", steps, "--save-every 2"));
+  // Killed right after the step-4 checkpoint is in place (steps 5.. may be running), then resumed.
+  pid_t pid = spawn(cli("killed", steps, "--save-every 2"));
+  kill_when(pid, [&] { return latest_name(dir / "killed") == "step-00000004"; }, 300);
+  ASSERT_FALSE(HasFatalFailure());
+  sh(cli("killed", steps, "--save-every 2 --resume"));
+
+  auto a = read_metrics(dir / "ref" / "metrics.jsonl"), b = read_metrics(dir / "killed" / "metrics.jsonl");
+  ASSERT_EQ(a.size(), size_t(steps));
+  ASSERT_EQ(b.size(), size_t(steps));
+  for (int i = 0; i < steps; ++i) {
+    EXPECT_EQ(b[i]["step"], i + 1);
+    for (const char* k : kLossKeys)
+      EXPECT_EQ(a[i][k].get<double>(), b[i][k].get<double>()) << "step " << i + 1 << " " << k;  // bit for bit
+  }
+  // Final weights and optimizer state identical byte for byte.
+  for (const char* f : {"model.safetensors", "optimizer/optimizer.safetensors"})
+    EXPECT_TRUE(trex::read_file(dir / "ref" / "step-00000007" / f) == trex::read_file(dir / "killed" / "step-00000007" / f))
+        << f;
+  // --keep 2 (default): only the two newest step folders remain.
+  EXPECT_FALSE(fs::exists(dir / "killed" / "step-00000004"));
+  EXPECT_TRUE(fs::exists(dir / "killed" / "step-00000006"));
+}
+
+TEST_F(TrainTest, KillDuringCheckpointWriteKeepsPreviousCheckpoint) {
+  pid_t pid = spawn(cli("run", 6, "--save-every 2 --checkpoint-pause-ms 3000"));
+  kill_when(pid, [&] { return fs::exists(dir / "run" / ".tmp-step-00000004" / "model.safetensors"); }, 300);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_EQ(latest_name(dir / "run"), "step-00000002");
+  auto ckpt = trex::train::latest_checkpoint(dir / "run");
+  ASSERT_TRUE(ckpt);
+  trex::model::ParamStore store(trex::model::ModelConfig::preset("tiny"));
+  trex::model::load_weights(*ckpt, store);
+  // A resume discards the partial folder and finishes.
+  sh(cli("run", 6, "--save-every 2 --resume"));
+  EXPECT_FALSE(fs::exists(dir / "run" / ".tmp-step-00000004"));
+  EXPECT_EQ(latest_name(dir / "run"), "step-00000006");
+  EXPECT_EQ(read_metrics(dir / "run" / "metrics.jsonl").size(), 6u);
+}
+
+TEST_F(TrainTest, NonFiniteGradientStopsAndKeepsCheckpoint) {
+  auto o = base("run");
+  o.steps = 5;
+  o.save_every = 2;
+  o.inject_nan_step = 3;
+  try {
+    trex::train::train(o);
+    FAIL() << "expected an error";
+  } catch (const trex::Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("non-finite gradient at step 3"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("step-00000002"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(latest_name(o.out), "step-00000002");
+  trex::model::ParamStore store(trex::model::ModelConfig::preset("tiny"));
+  trex::model::load_weights(*trex::train::latest_checkpoint(o.out), store);
+}
+
+TEST_F(TrainTest, SftFromCheckpointWithFrozenRouter) {
+  // Conversations in OpenAI messages format, packed with loss masks on assistant turns.
+  {
+    std::ofstream f(dir / "sft.jsonl");
+    for (int i = 0; i < 40; ++i)
+      f << Json{{"messages",
+                 {{{"role", "user"}, {"content", "Minimize x + " + std::to_string(i) + " y subject to x + y >= 1."}},
+                  {{"role", "assistant"}, {"content", "Set y = 0 and x = 1; the optimum is 1."}}}}}
+               .dump()
+        << "\n";
+  }
+  sh(kTrex + " data pack --mode sft -t " + (dir / "tok.json").string() + " -i " + (dir / "sft.jsonl").string() +
+     " -o " + (dir / "sftdata").string() + " --seq-len 64 --truncate right --threads 1");
+  auto c = base("cpt_run");
+  c.steps = 2;
+  trex::train::train(c);
+  auto init = trex::train::latest_checkpoint(c.out);
+  ASSERT_TRUE(init);
+
+  trex::train::TrainOptions o = base("sft_run");
+  o.config.clear();  // the config comes from --init
+  o.mode = "sft";
+  o.data = dir / "sftdata";
+  o.seq_len = 0;
+  o.init = *init;
+  o.steps = 3;
+  o.freeze_router = true;
+  Json s = trex::train::train(o);
+  EXPECT_TRUE(std::isfinite(s["last_loss"].get<double>()));
+
+  auto cfg = trex::model::ModelConfig::preset("tiny");
+  trex::model::ParamStore before(cfg), after(cfg);
+  trex::model::load_weights(*init, before);
+  trex::model::load_weights(*trex::train::latest_checkpoint(o.out), after);
+  int router = 0, changed = 0;
+  for (auto& p : before.table()) {
+    bool same = std::equal(before.params().begin() + p.offset, before.params().begin() + p.offset + p.numel,
+                           after.params().begin() + p.offset);
+    bool is_router = p.name.find("ffn.gate.weight") != std::string::npos ||
+                     p.name.find("ffn.gate.bias") != std::string::npos;
+    if (is_router) {
+      ++router;
+      EXPECT_TRUE(same) << p.name << " changed with --freeze-router";
+    } else if (!same) {
+      ++changed;
+    }
+  }
+  EXPECT_GT(router, 0);
+  EXPECT_GT(changed, 20);
+}
+
+TEST_F(TrainTest, BadOptionsFailBeforeWriting) {
+  auto o = base("never");
+  o.data = dir / "missing";
+  EXPECT_THROW(trex::train::train(o), trex::Error);
+  o = base("never");
+  o.mode = "sft";  // CPT data with --mode sft, and no --init
+  EXPECT_THROW(trex::train::train(o), trex::Error);
+  o = base("never");
+  o.micro_batch = 0;
+  EXPECT_THROW(trex::train::train(o), trex::Error);
+  o = base("never");
+  o.config = "nonexistent-preset";
+  EXPECT_THROW(trex::train::train(o), trex::Error);
+  EXPECT_FALSE(fs::exists(dir / "never"));
+  // An existing run is not overwritten without --resume.
+  o = base("done");
+  o.steps = 1;
+  trex::train::train(o);
+  EXPECT_THROW(trex::train::train(o), trex::Error);
+  // The CLI reports errors as "error: ..." with a non-zero status.
+  int rc = std::system((kTrex + " train --mode cpt --data " + (dir / "missing").string() + " --out " +
+                        (dir / "never").string() + " >/dev/null 2>&1").c_str());
+  EXPECT_NE(rc, 0);
+  EXPECT_FALSE(fs::exists(dir / "never"));
+}
