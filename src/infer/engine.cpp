@@ -1,0 +1,208 @@
+// Engine: checkpoint loading and the token generation loop (see engine.hpp).
+#include "infer/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/checkpoint.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace trex::infer {
+
+CheckpointPaths resolve_checkpoint(const fs::path& dir_in, const fs::path& tokenizer) {
+  CheckpointPaths p;
+  fs::path dir = dir_in;
+  if (!fs::is_directory(dir)) throw Error("checkpoint: '" + dir.string() + "' is not a folder");
+  fs::path root = dir;
+  if (fs::is_regular_file(dir / "latest")) {
+    std::string name = read_file(dir / "latest");
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r' || name.back() == ' ')) name.pop_back();
+    if (name.empty() || !fs::is_directory(dir / name))
+      throw Error("checkpoint: " + (dir / "latest").string() + " names '" + name + "', which is not a folder");
+    dir = dir / name;
+  }
+  p.dir = dir;
+  p.config = dir / "config.json";
+  if (!fs::is_regular_file(p.config)) throw Error("checkpoint: missing " + p.config.string());
+  if (!tokenizer.empty()) {
+    p.tokenizer = tokenizer;
+  } else {
+    for (const fs::path& cand : {dir / "tokenizer.json", root / "tokenizer.json", dir.parent_path() / "tokenizer.json"})
+      if (fs::is_regular_file(cand)) {
+        p.tokenizer = cand;
+        break;
+      }
+  }
+  if (p.tokenizer.empty() || !fs::is_regular_file(p.tokenizer))
+    throw Error("checkpoint: no tokenizer.json in " + dir.string() + " or its parent (pass --tokenizer FILE)");
+  return p;
+}
+
+Engine::Engine(model::ModelConfig cfg, text::Tokenizer tok)
+    : cfg_(std::move(cfg)), tok_(std::move(tok)), chat_(tok_), model_(std::make_unique<model::Model>(cfg_)) {}
+
+std::unique_ptr<Engine> Engine::load(const fs::path& ckpt, const fs::path& tokenizer, int max_context) {
+  CheckpointPaths p = resolve_checkpoint(ckpt, tokenizer);
+  auto cfg = model::ModelConfig::from_hf_json(p.config);
+  auto tok = text::Tokenizer::load(p.tokenizer);
+  auto e = std::make_unique<Engine>(cfg, std::move(tok));
+  model::load_weights(p.dir, e->model().store());
+  e->set_max_context(max_context);
+  return e;
+}
+
+std::vector<float> Engine::next_logits(std::span<const int32_t> tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  model::Batch b;
+  b.B = 1;
+  b.T = int64_t(tokens.size());
+  b.tokens = tokens.data();
+  auto logits = model_->forward(b);
+  const int64_t V = cfg_.vocab_size;
+  return std::vector<float>(logits.end() - V, logits.end());
+}
+
+namespace {
+// Length of the longest prefix of s[0, n) that does not end inside a UTF-8 multi-byte character.
+size_t utf8_safe_prefix(const std::string& s, size_t n) {
+  size_t i = n;
+  int back = 0;
+  while (i > 0 && back < 4 && (static_cast<unsigned char>(s[i - 1]) & 0xC0) == 0x80) {
+    --i;
+    ++back;
+  }
+  if (i == 0) return n;
+  const unsigned char lead = static_cast<unsigned char>(s[i - 1]);
+  size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return (size_t(back) + 1 < need) ? i - 1 : n;
+}
+}  // namespace
+
+GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions& opt, const DeltaCallback& on_delta) {
+  if (prompt.empty()) throw Error("generate: empty prompt");
+  if (int(prompt.size()) >= max_context_)
+    throw Error("generate: prompt of " + std::to_string(prompt.size()) + " tokens does not fit the context of " +
+                std::to_string(max_context_) + " tokens");
+  GenOutput out;
+  out.prompt_tokens = int(prompt.size());
+  Sampler sampler(opt.sampling);
+  std::vector<int32_t> ctx = prompt;
+  // Only ids the tokenizer can decode are eligible (the model's vocabulary may be padded beyond it).
+  const size_t usable = std::min<size_t>(size_t(cfg_.vocab_size), tok_.vocab_size());
+  size_t max_stop = 0;
+  for (const auto& s : opt.stop) max_stop = std::max(max_stop, s.size());
+  size_t emitted = 0;
+  bool client_gone = false;
+  auto emit = [&](size_t upto) {
+    if (upto > emitted && on_delta && !client_gone) {
+      if (!on_delta(out.text.substr(emitted, upto - emitted))) client_gone = true;
+    }
+    emitted = std::max(emitted, upto);
+  };
+  out.finish_reason = "length";
+  while (int(out.tokens.size()) < opt.max_tokens && !client_gone) {
+    if (int(ctx.size()) >= max_context_) break;
+    std::vector<float> logits = next_logits(ctx);
+    const int32_t id = sampler.sample(std::span<const float>(logits.data(), usable));
+    if (id == int32_t(cfg_.eos_token_id)) {
+      out.finish_reason = "stop";
+      break;
+    }
+    ctx.push_back(id);
+    out.tokens.push_back(id);
+    const size_t before = out.text.size();
+    tok_.decode_append(id, out.text);
+    if (max_stop) {
+      const size_t from = before >= max_stop ? before - max_stop + 1 : 0;
+      size_t cut = std::string::npos;
+      for (const auto& s : opt.stop) {
+        size_t at = out.text.find(s, from);
+        if (at != std::string::npos) cut = std::min(cut, at);
+      }
+      if (cut != std::string::npos) {
+        out.text.resize(cut);
+        out.finish_reason = "stop";
+        break;
+      }
+    }
+    const size_t hold = max_stop ? max_stop - 1 : 0;
+    size_t safe = out.text.size() > hold ? out.text.size() - hold : 0;
+    emit(utf8_safe_prefix(out.text, safe));
+  }
+  emit(out.text.size());
+  return out;
+}
+
+GenOutput Engine::generate_text(const std::string& prompt, const GenOptions& opt, const DeltaCallback& on_delta) {
+  std::vector<int32_t> ids = tok_.encode(prompt);
+  return generate(ids, opt, on_delta);
+}
+
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  while (i < s.size()) {
+    const unsigned char c = byte(i);
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte (rejects overlong forms, surrogates)
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+      const unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> Engine::chat_prompt(const std::vector<text::ChatMessage>& messages) const {
+  return chat_.encode_prompt(messages, false);
+}
+
+GenOutput Engine::generate_chat(const std::vector<text::ChatMessage>& messages, const GenOptions& opt,
+                                const DeltaCallback& on_delta) {
+  return generate(chat_prompt(messages), opt, on_delta);
+}
+
+GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const DeltaCallback& on_delta) {
+  GenOptions opt;
+  opt.sampling.temperature = r.temperature;
+  opt.sampling.top_p = r.top_p;
+  opt.sampling.top_k = r.top_k;
+  opt.sampling.seed = r.seed.value_or(0);
+  opt.max_tokens = r.max_tokens;
+  opt.stop = r.stop;
+  // JSON needs valid UTF-8; a model can emit any bytes, so invalid sequences become U+FFFD.
+  DeltaCallback clean;
+  if (on_delta) clean = [&](const std::string& d) { return on_delta(sanitize_utf8(d)); };
+  std::vector<text::ChatMessage> msgs;
+  for (const auto& m : r.messages) msgs.push_back({m.role, m.content, ""});
+  GenOutput g = engine_->generate_chat(msgs, opt, clean);
+  GenerationResult res;
+  res.text = sanitize_utf8(g.text);
+  res.finish_reason = g.finish_reason;
+  res.prompt_tokens = g.prompt_tokens;
+  res.completion_tokens = int(g.tokens.size());
+  return res;
+}
+
+}  // namespace trex::infer

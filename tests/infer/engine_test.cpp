@@ -1,0 +1,113 @@
+// Engine and `trex generate`: checkpoint resolution (folder, trainer `latest`), chat template, greedy
+// determinism, max tokens, stop strings (streamed deltas never contain them), and `trex generate` JSONL output
+// equal to the in-process engine.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "infer/engine.hpp"
+#include "infer_test_util.hpp"
+#include "util/jsonl.hpp"
+
+using namespace trex::infer;
+using namespace trex::infer::testing;
+namespace fs = std::filesystem;
+
+TEST(Engine, ResolvesTrainerLatestAndRejectsMissing) {
+  fs::path ck = micro_checkpoint();
+  fs::path out = ck.parent_path() / (ck.filename().string() + "_train");
+  fs::create_directories(out / "step-00000003");
+  fs::copy_file(ck / "model.safetensors", out / "step-00000003" / "model.safetensors", fs::copy_options::overwrite_existing);
+  fs::copy_file(ck / "config.json", out / "step-00000003" / "config.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(ck / "tokenizer.json", out / "tokenizer.json", fs::copy_options::overwrite_existing);
+  std::ofstream(out / "latest") << "step-00000003\n";
+  auto p = resolve_checkpoint(out);
+  EXPECT_EQ(p.dir, out / "step-00000003");
+  EXPECT_EQ(p.tokenizer, out / "tokenizer.json");
+  std::ofstream(out / "latest") << "step-missing\n";
+  EXPECT_THROW(resolve_checkpoint(out), trex::Error);
+  EXPECT_THROW(resolve_checkpoint(out / "nope"), trex::Error);
+  fs::remove_all(out);
+}
+
+TEST(Engine, GreedyDeterministicMaxTokensAndStop) {
+  auto e = Engine::load(micro_checkpoint(), {}, 256);
+  GenOptions g;
+  g.sampling.temperature = 0;
+  g.max_tokens = 12;
+  std::vector<int32_t> prompt = e->chat_prompt({{"user", "Minimise cost subject to x + y >= 3.", ""}});
+  GenOutput a = e->generate(prompt, g), b = e->generate(prompt, g);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.text, b.text);
+  ASSERT_FALSE(a.tokens.empty());
+  EXPECT_LE(a.tokens.size(), 12u);
+  if (a.tokens.size() == 12) {
+    EXPECT_EQ(a.finish_reason, "length");
+  }
+  // greedy continuation equals the argmax of the full-sequence forward at each step
+  std::vector<int32_t> ctx = prompt;
+  for (int32_t t : a.tokens) {
+    auto logits = e->next_logits(ctx);
+    EXPECT_EQ(argmax(std::span<const float>(logits.data(), e->tokenizer().vocab_size())), t);
+    ctx.push_back(t);
+  }
+  // stop string: a piece of the greedy text that starts after the first token
+  if (a.text.size() >= 4) {
+    std::string stop = a.text.substr(a.text.size() / 2, 2);
+    GenOptions gs = g;
+    gs.stop = {stop};
+    std::string streamed;
+    GenOutput s = e->generate(prompt, gs, [&](const std::string& d) {
+      streamed += d;
+      return true;
+    });
+    EXPECT_EQ(s.text, a.text.substr(0, a.text.find(stop)));
+    EXPECT_EQ(streamed, s.text);
+    EXPECT_EQ(s.finish_reason, "stop");
+  }
+  // sampling with a seed is reproducible
+  GenOptions t;
+  t.sampling = {0.8, 0.9, 20, 5};
+  t.max_tokens = 8;
+  EXPECT_EQ(e->generate(prompt, t).tokens, e->generate(prompt, t).tokens);
+}
+
+TEST(Engine, SanitizeUtf8) {
+  EXPECT_EQ(sanitize_utf8("ab\xC3\xA9"), "ab\xC3\xA9");
+  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(sanitize_utf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+}
+
+TEST(GenerateCli, JsonlBatchMatchesEngineAndBadInputFails) {
+  fs::path ck = micro_checkpoint();
+  fs::path in = ck / "gen_in.jsonl", out = ck / "gen_out.jsonl";
+  std::ofstream(in) << R"({"id":"a","messages":[{"role":"user","content":"Maximise profit."}]})" << "\n"
+                    << R"({"id":"b","prompt":"x + y <= 4","max_tokens":3})" << "\n";
+  auto r = run_trex({"generate", "--ckpt", ck.string(), "--input", in.string(), "--output", out.string(),
+                     "--temperature", "0", "--max-tokens", "6", "--max-context", "256"});
+  ASSERT_EQ(r.status, 0);
+  auto e = Engine::load(ck, {}, 256);
+  GenOptions g;
+  g.sampling.temperature = 0;
+  g.max_tokens = 6;
+  GenOutput ea = e->generate_chat({{"user", "Maximise profit.", ""}}, g);
+  g.max_tokens = 3;
+  GenOutput eb = e->generate_text("x + y <= 4", g);
+  trex::JsonlReader rd(out);
+  auto ra = rd.next(), rb = rd.next();
+  ASSERT_TRUE(ra && rb);
+  EXPECT_FALSE(rd.next());
+  EXPECT_EQ((*ra)["id"], "a");
+  EXPECT_EQ((*ra)["text"], sanitize_utf8(ea.text));
+  EXPECT_EQ((*ra)["completion_tokens"], ea.tokens.size());
+  EXPECT_EQ((*rb)["text"], sanitize_utf8(eb.text));
+  EXPECT_LE((*rb)["completion_tokens"].get<int>(), 3);
+  // bad input: error exit, output not written
+  fs::path bad = ck / "gen_bad.jsonl", bad_out = ck / "gen_bad_out.jsonl";
+  std::ofstream(bad) << R"({"prompt":"ok"})" << "\n" << R"({"nope":1})" << "\n";
+  auto rbad = run_trex({"generate", "--ckpt", ck.string(), "--input", bad.string(), "--output", bad_out.string()});
+  EXPECT_EQ(rbad.status, 2);
+  EXPECT_FALSE(fs::exists(bad_out));
+  EXPECT_EQ(run_trex({"generate", "--ckpt", (ck / "missing").string(), "--prompt", "x"}).status, 2);
+}
