@@ -1,0 +1,65 @@
+// `trex synth`: solver-verified OR data (SFT conversations, CPT documents, held-out test set).
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "ordata/synth.hpp"
+#include "util/error.hpp"
+#include "util/jsonl.hpp"
+
+namespace {
+
+struct Opts {
+  trex::ordata::SynthOptions synth;
+  std::string out;
+  std::vector<std::string> mix;
+  bool no_progress = false, json = false;
+  std::string llm_base_url;
+};
+
+int run(Opts& o) {
+  o.synth.out = o.out;
+  o.synth.progress = !o.no_progress;
+  if (!o.llm_base_url.empty())
+    throw trex::Error("synth: --llm-base-url (LLM paraphrasing) is not implemented in this build");
+  for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
+  auto sum = trex::ordata::run_synth(o.synth);
+  if (sum.interrupted) {
+    std::fprintf(stderr, "synth: stopped after the requested number of chunks; rerun the same command to resume\n");
+    return 3;
+  }
+  if (o.json) {
+    trex::Json j = {{"sft", sum.sft}, {"cpt", sum.cpt}, {"test", sum.test}, {"candidates", sum.candidates},
+                    {"resumed_chunks", sum.resumed_chunks}, {"rejections", sum.rejections}, {"seconds", sum.seconds}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s\n", fmt::format("synth: {} SFT samples, {} CPT documents, {} test items from {} candidates in {:.1f} s -> {}",
+                                    sum.sft, sum.cpt, sum.test, sum.candidates, sum.seconds, o.out)
+                            .c_str());
+  }
+  return 0;
+}
+
+trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.jsonl, cpt.jsonl, test.jsonl, manifest.json",
+                                [](CLI::App& sub) -> trex::cli::Action {
+                                  auto o = std::make_shared<Opts>();
+                                  sub.add_option("--count", o->synth.count, "Number of SFT samples (each with one CPT document)")->required();
+                                  sub.add_option("--seed", o->synth.seed, "Run seed (same seed, same bytes)")->required();
+                                  sub.add_option("--out", o->out, "Output folder")->required();
+                                  sub.add_option("--test-count", o->synth.test_count, "Held-out test items (different seeds)")
+                                      ->capture_default_str();
+                                  sub.add_option("--mix", o->mix,
+                                                 "Bucket weights, repeatable: KEY=NAME:W,... with KEY structure|mode|difficulty|task|domain");
+                                  sub.add_option("--threads", o->synth.threads, "Worker threads")->capture_default_str();
+                                  sub.add_option("--jaccard", o->synth.jaccard_threshold, "Near-duplicate threshold")->capture_default_str();
+                                  sub.add_option("--chunk-size", o->synth.chunk_size, "Candidates per checkpoint chunk")->capture_default_str();
+                                  sub.add_option("--interrupt-after-chunks", o->synth.interrupt_after_chunks,
+                                                 "Testing aid: stop resumably after writing N chunk checkpoints");
+                                  sub.add_option("--llm-base-url", o->llm_base_url, "LLM paraphrasing endpoint (not implemented)");
+                                  sub.add_flag("--no-progress", o->no_progress, "No progress bar");
+                                  sub.add_flag("--json", o->json, "Print the summary as JSON");
+                                  return [o] { return run(*o); };
+                                });
+
+}  // namespace

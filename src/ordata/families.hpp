@@ -1,0 +1,54 @@
+// The ten parameterized problem families (report §7/§8 structures). generate() draws a variant, a
+// size for the difficulty and the numbers from the seed, and returns a complete Instance whose
+// lp::Model is built directly in the IR. Infeasible or degenerate draws are possible; verify.hpp
+// rejects them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ordata/domains.hpp"
+#include "ordata/phrasing.hpp"
+#include "ordata/instance.hpp"
+#include "ordata/vocab.hpp"
+
+namespace trex::ordata {
+
+Instance generate(Structure structure, Difficulty difficulty, int domain, uint64_t seed);
+
+// Variant names a family can draw (documentation and tests).
+std::vector<std::string> family_variants(Structure structure);
+
+namespace detail {
+// Shared helpers of the family generators (family_util.cpp).
+struct Ctx {
+  Rng& rng;
+  Difficulty diff;
+  const Domain& dom;
+  int level() const { return int(diff); }
+  // sizes[level] plus a jitter of 0..jitter.
+  int size(const int (&sizes)[4], int jitter = 1) { return sizes[level()] + int(rng.uniform_int(0, jitter)); }
+  int64_t ri(int64_t lo, int64_t hi) { return rng.uniform_int(lo, hi); }
+  double ru(double lo, double hi) { return rng.uniform(lo, hi); }
+  std::string org() { return rng.pick(dom.organisations); }
+  std::string x(const std::string& tmpl) { return expand(rng, tmpl); }
+};
+// Euclidean distances (rounded to integers >= 1) between random points on a 100 x 100 grid.
+std::vector<double> random_distances(Rng& rng, int n, int m, double scale, double offset);
+// Python prologue binding every set and parameter of the instance to a local name (name = key).
+std::string python_bindings(const Instance& inst);
+std::string label_list(const std::vector<std::string>& labels);  // readable, joined with "and"
+
+Instance make_assignment(Ctx& c);
+Instance make_scheduling(Ctx& c);
+Instance make_routing(Ctx& c);
+Instance make_transportation(Ctx& c);
+Instance make_blending(Ctx& c);
+Instance make_capacity_planning(Ctx& c);
+Instance make_facility_location(Ctx& c);
+Instance make_production_planning(Ctx& c);
+Instance make_portfolio(Ctx& c);
+Instance make_generic(Ctx& c);
+}  // namespace detail
+
+}  // namespace trex::ordata

@@ -1,0 +1,91 @@
+// Template expansion and prose number formatting.
+#include "ordata/phrasing.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace trex::ordata {
+
+std::string expand(Rng& rng, std::string_view t) {
+  std::string out;
+  out.reserve(t.size());
+  size_t i = 0;
+  while (i < t.size()) {
+    if (t[i] != '{') {
+      out.push_back(t[i++]);
+      continue;
+    }
+    size_t close = t.find('}', i);
+    if (close == std::string_view::npos) {  // unbalanced: keep literally
+      out.append(t.substr(i));
+      break;
+    }
+    std::vector<std::string_view> alts;
+    size_t start = i + 1;
+    for (size_t k = start; k <= close; ++k)
+      if (k == close || t[k] == '|') {
+        alts.push_back(t.substr(start, k - start));
+        start = k + 1;
+      }
+    out.append(alts[size_t(rng.uniform_int(0, int64_t(alts.size()) - 1))]);
+    i = close + 1;
+  }
+  return out;
+}
+
+std::string fmt_num(double v, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  double r = std::round(v * scale) / scale;
+  if (r == 0.0) r = 0.0;  // no "-0"
+  bool neg = r < 0;
+  double a = std::fabs(r);
+  double ip = std::floor(a + 1e-9);
+  long long whole = (long long)ip;
+  long long frac = (long long)std::llround((a - ip) * scale);
+  if (frac >= (long long)scale) {
+    whole += 1;
+    frac = 0;
+  }
+  std::string digits = std::to_string(whole), grouped;
+  for (size_t k = 0; k < digits.size(); ++k) {
+    if (k > 0 && (digits.size() - k) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(digits[k]);
+  }
+  std::string out = neg ? "-" + grouped : grouped;
+  if (frac > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%0*lld", decimals, frac);
+    std::string f = buf;
+    while (!f.empty() && f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
+std::string fmt_money(double v, const std::string& currency) {
+  if (currency == "USD") return (v < 0 ? "-$" : "$") + fmt_num(std::fabs(v));
+  return fmt_num(v) + " " + currency;
+}
+
+std::string join_list(const std::vector<std::string>& items, const std::string& conj) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += (i + 1 == items.size()) ? " " + conj + " " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+std::string capitalize(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = char(s[0] - 'a' + 'A');
+  return s;
+}
+
+std::string readable(const std::string& label) {
+  std::string s = label;
+  for (auto& c : s)
+    if (c == '_') c = ' ';
+  return s;
+}
+
+}  // namespace trex::ordata

@@ -1,0 +1,498 @@
+// The synth pipeline: candidate generation on threads, ordered acceptance, chunk checkpoints, exports.
+#include "ordata/synth.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_set>
+
+#include "ordata/answers.hpp"
+#include "ordata/cpt.hpp"
+#include "ordata/dedup.hpp"
+#include "ordata/domains.hpp"
+#include "ordata/families.hpp"
+#include "ordata/gates.hpp"
+#include "ordata/render.hpp"
+#include "ordata/verify.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/hash.hpp"
+#include "util/jsonl.hpp"
+#include "util/progress.hpp"
+#include "util/timer.hpp"
+
+namespace fs = std::filesystem;
+
+namespace trex::ordata {
+
+namespace {
+
+constexpr uint64_t kTestSalt = 0x7e57c0de5eed5a17ULL;
+const char* kPartialDir = ".synth-partial";
+
+template <size_t N>
+int pick_weighted(Rng& rng, const std::array<double, N>& w) {
+  double total = 0;
+  for (double v : w) total += v;
+  double r = rng.uniform() * total;
+  for (size_t i = 0; i < N; ++i) {
+    if (r < w[i]) return int(i);
+    r -= w[i];
+  }
+  for (size_t i = N; i-- > 0;)
+    if (w[i] > 0) return int(i);
+  return 0;
+}
+
+int pick_weighted(Rng& rng, const std::vector<double>& w) {
+  double total = 0;
+  for (double v : w) total += v;
+  double r = rng.uniform() * total;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (r < w[i]) return int(i);
+    r -= w[i];
+  }
+  for (size_t i = w.size(); i-- > 0;)
+    if (w[i] > 0) return int(i);
+  return 0;
+}
+
+// One processed candidate; `reason` non-empty when it was rejected before the ordered filters.
+struct Candidate {
+  std::string reason;
+  Json record;            // sft record (train) or test record (test)
+  std::string cpt[2];     // model report, modeling rationale
+  std::string param_sig, sol_sig;
+  TokenSet tokens;
+  std::vector<uint64_t> signature;
+  Json files = Json::object();  // DPS attachments
+  double solve_ms = 0, check_ms = 0;
+};
+
+Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
+  Candidate c;
+  uint64_t stream = test ? (o.seed ^ kTestSalt) : o.seed;
+  Rng rng = Rng::derive(stream, uint64_t(k));
+  Structure st = Structure(pick_weighted(rng, o.mix.structure));
+  Difficulty diff = Difficulty(pick_weighted(rng, o.mix.difficulty));
+  int domain = pick_weighted(rng, o.mix.domain);
+  Mode mode = Mode(pick_weighted(rng, o.mix.mode));
+  Task task = test ? Task::LpStructure : Task(pick_weighted(rng, o.mix.task));
+  uint64_t inst_seed = rng.next_u64();
+  Rng text_rng(rng.next_u64());
+  Instance inst = generate(st, diff, domain, inst_seed);
+  Verification v = verify_instance(inst);
+  c.solve_ms = v.seconds * 1e3;
+  if (!v.accepted) {
+    c.reason = v.reject_reason;
+    return c;
+  }
+  Timer check_timer;
+  std::optional<Flaw> flaw;
+  if (task == Task::Repair) {
+    flaw = make_flaw(inst, v, text_rng);
+    if (!flaw) {
+      c.reason = "repair_unobservable";
+      return c;
+    }
+  }
+  RenderedProblem problem = render_problem(inst, mode, text_rng);
+  TaskSample sample = build_task(inst, v, problem, task, flaw, text_rng);
+  std::string bad = check_answer(sample, v.objective);
+  c.check_ms = check_timer.millis();
+  if (!bad.empty()) {
+    c.reason = bad;
+    return c;
+  }
+  std::string id = fmt::format("{}-{}-{:07d}", test ? "test" : "train", o.seed, k);
+  const auto& dom = domains()[size_t(domain)];
+  Json meta = Json::object();
+  meta["mode"] = to_string(mode);
+  meta["domain"] = dom.name;
+  meta["structure"] = to_string(st);
+  meta["difficulty"] = to_string(diff);
+  meta["data_interface"] = data_interface(mode);
+  meta["answer_style"] = answer_style(task);
+  meta["task"] = to_string(task);
+  meta["objective"] = v.objective;
+  meta["seed"] = inst_seed;
+  meta["variant"] = inst.variant;
+  meta["status"] = lp::to_string(v.status);
+  meta["sense"] = inst.sense == lp::ObjSense::Minimize ? "minimize" : "maximize";
+  meta["num_vars"] = inst.model.num_vars();
+  meta["num_rows"] = inst.model.num_rows();
+  meta["num_integer_vars"] = inst.model.num_integer_vars();
+  if (flaw) meta["flaw"] = flaw->kind;
+  // Attachments are written for DPS problems and for code-only tasks (their program reads data.json).
+  if (mode == Mode::DPS || task == Task::CodeOnly) c.files["data.json"] = data_json_text(problem.data);
+
+  Json sft = Json::object();
+  sft["id"] = id;
+  sft["messages"] = Json::array({Json{{"role", "user"}, {"content", sample.user}}, Json{{"role", "assistant"}, {"content", sample.assistant}}});
+  sft["metadata"] = meta;
+  std::string gate = quality_gate(sft);
+  if (!gate.empty()) {
+    c.reason = "gate_" + gate;
+    return c;
+  }
+  if (test) {
+    Json t = Json::object();
+    t["id"] = id;
+    t["problem"] = sample.user;
+    t["answer"] = v.objective;
+    t["lp_file"] = "test_lp/" + id + ".lp";
+    t["reference_lp"] = sample.answer_lp;
+    t["data"] = problem.data;
+    t["statement"] = problem.text;
+    t["metadata"] = meta;
+    c.record = std::move(t);
+  } else {
+    c.record = std::move(sft);
+    c.cpt[0] = cpt_document(inst, v, problem, CptKind::ModelReport, text_rng);
+    c.cpt[1] = cpt_document(inst, v, problem, CptKind::ModelingRationale, text_rng);
+  }
+  c.param_sig = parameter_signature(inst);
+  c.sol_sig = solution_signature(inst, v);
+  c.tokens = token_set(sample.user);
+  c.signature = minhash(c.tokens);
+  return c;
+}
+
+// Ordered acceptance state shared by the train and test phases.
+struct State {
+  NearDuplicateIndex index;
+  std::unordered_set<std::string> param_sigs, sol_sigs;
+  std::vector<Json> train, test;           // accepted records (chunk-file form)
+  std::map<std::string, int64_t> rejections;
+  int64_t candidates = 0;
+  explicit State(double threshold) : index(threshold) {}
+};
+
+// Applies one accepted item (from a fresh candidate or a chunk file) to the state.
+void admit(State& s, const Json& item, bool test, const TokenSet* tokens, const std::vector<uint64_t>* sig) {
+  s.param_sigs.insert(item["param_sig"].get<std::string>());
+  s.sol_sigs.insert(item["sol_sig"].get<std::string>());
+  if (tokens) {
+    s.index.add(*tokens, *sig);
+  } else {
+    const Json& rec = item["record"];
+    std::string user = test ? rec["problem"].get<std::string>() : rec["messages"][0]["content"].get<std::string>();
+    TokenSet t = token_set(user);
+    s.index.add(t, minhash(t));
+  }
+  (test ? s.test : s.train).push_back(item);
+}
+
+std::string fingerprint(const SynthOptions& o) {
+  return fmt::format("{}|seed={}|count={}|test={}|mix={}|jaccard={}|chunk={}", kSynthVersion, o.seed, o.count, o.test_count,
+                     mix_to_string(o.mix), o.jaccard_threshold, o.chunk_size);
+}
+
+std::string chunk_path_name(bool test, int64_t c) { return fmt::format("{}-{:05d}.jsonl", test ? "test" : "train", c); }
+
+// Processes one chunk of candidates on the worker threads, then accepts in order.
+// Returns the chunk file text (accepted items + a trailing stats line).
+std::string run_chunk(const SynthOptions& o, State& s, bool test, int64_t chunk, int64_t target) {
+  int64_t first = chunk * o.chunk_size;
+  std::vector<Candidate> cands(size_t(o.chunk_size));
+  int nthreads = std::max(1, o.threads);
+  std::vector<std::thread> pool;
+  std::vector<std::string> errors(static_cast<size_t>(nthreads));
+  for (int t = 0; t < nthreads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        for (int64_t i = t; i < o.chunk_size; i += nthreads) cands[size_t(i)] = make_candidate(o, test, first + i);
+      } catch (const std::exception& e) {
+        errors[size_t(t)] = e.what();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw Error("synth: candidate generation failed: " + e);
+
+  std::string text;
+  std::map<std::string, int64_t> rej;
+  int64_t used = 0;
+  auto& accepted = test ? s.test : s.train;
+  for (auto& c : cands) {
+    if (int64_t(accepted.size()) >= target) break;
+    ++used;
+    std::string reason = c.reason;
+    if (reason.empty() && s.param_sigs.count(c.param_sig)) reason = "duplicate_parameters";
+    if (reason.empty() && s.sol_sigs.count(c.sol_sig)) reason = "duplicate_solution";
+    if (reason.empty() && s.index.is_near_duplicate(c.tokens, c.signature)) reason = "near_duplicate";
+    if (!reason.empty()) {
+      ++rej[reason];
+      continue;
+    }
+    Json item = Json::object();
+    item["record"] = std::move(c.record);
+    if (!test) item["cpt"] = Json::array({c.cpt[0], c.cpt[1]});
+    item["param_sig"] = c.param_sig;
+    item["sol_sig"] = c.sol_sig;
+    item["files"] = std::move(c.files);
+    item["solve_ms"] = c.solve_ms;
+    item["check_ms"] = c.check_ms;
+    text += item.dump() + "\n";
+    admit(s, item, test, &c.tokens, &c.signature);
+  }
+  for (const auto& [k, v] : rej) s.rejections[k] += v;
+  s.candidates += used;
+  Json stats = Json::object();
+  stats["chunk_stats"] = true;
+  stats["candidates"] = used;
+  stats["rejections"] = rej;
+  text += stats.dump() + "\n";
+  return text;
+}
+
+// Loads a chunk file written earlier; false when it does not exist.
+bool load_chunk(const fs::path& path, State& s, bool test) {
+  if (!fs::exists(path)) return false;
+  JsonlReader reader(path);
+  bool saw_stats = false;
+  while (auto rec = reader.next()) {
+    if (rec->contains("chunk_stats")) {
+      s.candidates += (*rec)["candidates"].get<int64_t>();
+      for (auto it = (*rec)["rejections"].begin(); it != (*rec)["rejections"].end(); ++it) s.rejections[it.key()] += it.value().get<int64_t>();
+      saw_stats = true;
+    } else {
+      admit(s, *rec, test, nullptr, nullptr);
+    }
+  }
+  if (!saw_stats) throw Error(SourceLocation{path.string(), 0, 0}, "chunk checkpoint has no stats line (corrupt); delete the folder to restart");
+  return true;
+}
+
+// Files inside a temporary folder that is renamed into place as a whole: no per-file fsync needed.
+void write_plain(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  if (!out) throw Error(SourceLocation{path.string(), 0, 0}, "cannot write file");
+}
+
+void count_bucket(Json& b, const char* group, const std::string& name) {
+  if (!b.contains(group)) b[group] = Json::object();
+  b[group][name] = b[group].value(name, int64_t(0)) + 1;
+}
+
+}  // namespace
+
+Mix default_mix() {
+  Mix m;
+  m.structure.fill(1.0);
+  m.mode.fill(1.0);
+  m.difficulty = {0.35, 0.3, 0.2, 0.15};
+  m.task.fill(1.0);
+  m.domain.assign(size_t(num_domains()), 1.0);
+  return m;
+}
+
+void apply_mix(const std::string& spec, Mix& mix) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos) throw Error("--mix '" + spec + "': expected KEY=NAME:WEIGHT,... (KEY: structure, mode, difficulty, task, domain)");
+  std::string key = spec.substr(0, eq), rest = spec.substr(eq + 1);
+  std::vector<std::pair<std::string, double>> items;
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t comma = rest.find(',', pos);
+    std::string item = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t colon = item.find(':');
+    if (colon == std::string::npos) throw Error("--mix '" + spec + "': item '" + item + "' is not NAME:WEIGHT");
+    std::string name = item.substr(0, colon), w = item.substr(colon + 1);
+    double weight;
+    try {
+      size_t used = 0;
+      weight = std::stod(w, &used);
+      if (used != w.size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw Error("--mix '" + spec + "': weight '" + w + "' is not a number");
+    }
+    if (!(weight >= 0) || !std::isfinite(weight)) throw Error("--mix '" + spec + "': weight of '" + name + "' must be >= 0");
+    items.push_back({name, weight});
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  auto fill = [&](auto& arr, auto parse_fn) {
+    std::vector<double> w(arr.size(), 0.0);
+    double total = 0;
+    for (const auto& [name, weight] : items) {
+      int idx = parse_fn(name);
+      if (idx < 0) throw Error("--mix '" + spec + "': unknown " + key + " '" + name + "'");
+      w[size_t(idx)] = weight;
+      total += weight;
+    }
+    if (total <= 0) throw Error("--mix '" + spec + "': all weights are zero");
+    for (size_t i = 0; i < arr.size(); ++i) arr[i] = w[i];
+  };
+  if (key == "structure") fill(mix.structure, [](const std::string& n) { Structure s; return parse(n, s) ? int(s) : -1; });
+  else if (key == "mode") fill(mix.mode, [](const std::string& n) { Mode s; return parse(n, s) ? int(s) : -1; });
+  else if (key == "difficulty") fill(mix.difficulty, [](const std::string& n) { Difficulty s; return parse(n, s) ? int(s) : -1; });
+  else if (key == "task") fill(mix.task, [](const std::string& n) { Task s; return parse(n, s) ? int(s) : -1; });
+  else if (key == "domain")
+    fill(mix.domain, [](const std::string& n) {
+      for (int i = 0; i < num_domains(); ++i)
+        if (domains()[size_t(i)].name == n) return i;
+      return -1;
+    });
+  else throw Error("--mix '" + spec + "': unknown key '" + key + "' (structure, mode, difficulty, task, domain)");
+}
+
+std::string mix_to_string(const Mix& m) {
+  std::string s;
+  auto group = [&](const char* key, const auto& arr, auto name_of) {
+    s += std::string(s.empty() ? "" : ";") + key + "=";
+    for (size_t i = 0; i < arr.size(); ++i) s += fmt::format("{}{}:{:g}", i ? "," : "", name_of(i), arr[i]);
+  };
+  group("structure", m.structure, [](size_t i) { return std::string(to_string(Structure(i))); });
+  group("mode", m.mode, [](size_t i) { return std::string(to_string(Mode(i))); });
+  group("difficulty", m.difficulty, [](size_t i) { return std::string(to_string(Difficulty(i))); });
+  group("task", m.task, [](size_t i) { return std::string(to_string(Task(i))); });
+  group("domain", m.domain, [](size_t i) { return domains()[i].name; });
+  return s;
+}
+
+void validate(const SynthOptions& o) {
+  if (o.count < 1) throw Error("synth: --count must be >= 1");
+  if (o.test_count < 0) throw Error("synth: --test-count must be >= 0");
+  if (o.threads < 1 || o.threads > 256) throw Error("synth: --threads must be in 1..256");
+  if (o.chunk_size < 1) throw Error("synth: chunk size must be >= 1");
+  if (!(o.jaccard_threshold > 0 && o.jaccard_threshold <= 1)) throw Error("synth: --jaccard must be in (0, 1]");
+  if (o.out.empty()) throw Error("synth: --out is required");
+  if (fs::exists(o.out) && !fs::is_directory(o.out)) throw Error("synth: --out '" + o.out.string() + "' exists and is not a folder");
+  if (o.mix.domain.size() != size_t(num_domains())) throw Error("synth: domain mix has the wrong size");
+  fs::path partial = o.out / kPartialDir / "state.json";
+  if (fs::exists(partial)) {
+    Json st = parse_json_file(partial);
+    if (st.value("fingerprint", "") != fingerprint(o))
+      throw Error(SourceLocation{partial.string(), 0, 0},
+                  "an interrupted run with different options is in this folder; rerun with the same options to resume, or delete " +
+                      (o.out / kPartialDir).string());
+  }
+}
+
+SynthSummary run_synth(const SynthOptions& o) {
+  validate(o);
+  Timer timer;
+  SynthSummary sum;
+  fs::create_directories(o.out / kPartialDir);
+  fs::path partial = o.out / kPartialDir;
+  if (!fs::exists(partial / "state.json")) {
+    Json st = Json::object();
+    st["fingerprint"] = fingerprint(o);
+    write_file_atomic(partial / "state.json", st.dump(2) + "\n");
+  }
+  State s(o.jaccard_threshold);
+  ProgressBar bar("synth", o.count + o.test_count, o.progress);
+  int64_t written = 0;
+  for (int phase = 0; phase < 2; ++phase) {
+    bool test = phase == 1;
+    int64_t target = test ? o.test_count : o.count;
+    auto& acc = test ? s.test : s.train;
+    int64_t max_chunks = (target * 20 + 2000) / o.chunk_size + 1;
+    for (int64_t c = 0; int64_t(acc.size()) < target; ++c) {
+      if (c >= max_chunks)
+        throw Error(fmt::format("synth: only {} of {} {} samples after {} candidates; too many rejections", acc.size(), target,
+                                test ? "test" : "training", c * o.chunk_size));
+      fs::path cp = partial / chunk_path_name(test, c);
+      if (load_chunk(cp, s, test)) {
+        ++sum.resumed_chunks;
+      } else {
+        if (o.interrupt_after_chunks >= 0 && written >= o.interrupt_after_chunks) {
+          sum.interrupted = true;
+          sum.sft = int64_t(s.train.size());
+          sum.seconds = timer.seconds();
+          return sum;
+        }
+        write_file_atomic(cp, run_chunk(o, s, test, c, target));
+        ++written;
+      }
+      bar.update(int64_t(s.train.size() + s.test.size()));
+    }
+  }
+  bar.finish();
+
+  // Exports.
+  Json buckets = Json::object(), test_buckets = Json::object();
+  std::string sft_text, cpt_text, test_text, timing_text;
+  int64_t kinds[2] = {0, 0};
+  for (size_t i = 0; i < s.train.size(); ++i) {
+    const Json& item = s.train[i];
+    const Json& rec = item["record"];
+    sft_text += rec.dump() + "\n";
+    int kind = int(i % 2);
+    ++kinds[kind];
+    Json cpt = Json::object();
+    cpt["text"] = item["cpt"][size_t(kind)];
+    cpt["id"] = "cpt-" + rec["id"].get<std::string>();
+    cpt["source_id"] = rec["id"];
+    cpt["kind"] = to_string(CptKind(kind));
+    cpt_text += cpt.dump() + "\n";
+    for (const char* g : {"structure", "mode", "difficulty", "task", "domain", "variant", "answer_style"})
+      count_bucket(buckets, g, rec["metadata"][g].get<std::string>());
+    timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}}.dump() + "\n";
+  }
+  for (const auto& item : s.test) {
+    const Json& rec = item["record"];
+    test_text += rec.dump() + "\n";
+    for (const char* g : {"structure", "mode", "difficulty", "domain", "variant"})
+      count_bucket(test_buckets, g, rec["metadata"][g].get<std::string>());
+    timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}}.dump() + "\n";
+  }
+
+  // files/ (DPS attachments) and test_lp/ (reference LPs) are built in temporary folders, then renamed.
+  auto build_dir = [&](const std::string& name, auto fill) {
+    fs::path tmp = o.out / (name + ".tmp"), dst = o.out / name;
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    fill(tmp);
+    fs::remove_all(dst);
+    fs::rename(tmp, dst);
+  };
+  build_dir("files", [&](const fs::path& dir) {
+    for (const auto* list : {&s.train, &s.test})
+      for (const auto& item : *list) {
+        if (item["files"].empty()) continue;
+        fs::path d = dir / item["record"]["id"].get<std::string>();
+        fs::create_directories(d);
+        for (auto it = item["files"].begin(); it != item["files"].end(); ++it) write_plain(d / it.key(), it.value().get<std::string>());
+      }
+  });
+  build_dir("test_lp", [&](const fs::path& dir) {
+    for (const auto& item : s.test)
+      write_plain(dir / (item["record"]["id"].get<std::string>() + ".lp"), item["record"]["reference_lp"].get<std::string>());
+  });
+
+  Json manifest = Json::object();
+  manifest["version"] = kSynthVersion;
+  manifest["seed"] = o.seed;
+  manifest["seeds"] = {{"train_stream", o.seed}, {"test_stream", o.seed ^ kTestSalt},
+                       {"note", "candidate k uses Rng::derive(stream, k); train and test streams differ"}};
+  manifest["options"] = {{"count", o.count}, {"test_count", o.test_count}, {"mix", mix_to_string(o.mix)},
+                         {"jaccard_threshold", o.jaccard_threshold}, {"chunk_size", o.chunk_size}};
+  manifest["counts"] = {{"sft", s.train.size()}, {"cpt", s.train.size()}, {"test", s.test.size()}, {"candidates", s.candidates}};
+  manifest["cpt_kinds"] = {{"model_report", kinds[0]}, {"modeling_rationale", kinds[1]}};
+  manifest["buckets"] = buckets;
+  manifest["test_buckets"] = test_buckets;
+  manifest["rejections"] = s.rejections;
+  manifest["files"] = {{"sft.jsonl", sha256_hex(sft_text)}, {"cpt.jsonl", sha256_hex(cpt_text)}, {"test.jsonl", sha256_hex(test_text)}};
+  write_file_atomic(o.out / "sft.jsonl", sft_text);
+  write_file_atomic(o.out / "cpt.jsonl", cpt_text);
+  write_file_atomic(o.out / "test.jsonl", test_text);
+  write_file_atomic(o.out / "timings.jsonl", timing_text);
+  write_file_atomic(o.out / "manifest.json", manifest.dump(2) + "\n");
+  fs::remove_all(partial);
+
+  sum.sft = int64_t(s.train.size());
+  sum.cpt = int64_t(s.train.size());
+  sum.test = int64_t(s.test.size());
+  sum.candidates = s.candidates;
+  sum.rejections = s.rejections;
+  sum.seconds = timer.seconds();
+  return sum;
+}
+
+}  // namespace trex::ordata

@@ -1,0 +1,58 @@
+// `trex synth` driver: draws candidates (buckets from the mix, instance seed from the run seed and
+// the candidate index), verifies, renders, answers and checks them on worker threads chunk by chunk,
+// then accepts them in candidate order (duplicate signatures, near-duplicate filter), checkpoints
+// every chunk under DIR/.synth-partial/ and finally writes sft.jsonl, cpt.jsonl, test.jsonl,
+// manifest.json, timings.jsonl and files/ atomically. Same options => same bytes (timings.jsonl
+// aside: it holds wall-clock solve times); an interrupted run resumes from its last chunk.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ordata/vocab.hpp"
+
+namespace trex::ordata {
+
+struct Mix {
+  std::array<double, kNumStructures> structure;
+  std::array<double, kNumModes> mode;
+  std::array<double, kNumDifficulties> difficulty;
+  std::array<double, kNumTasks> task;
+  std::vector<double> domain;
+};
+Mix default_mix();
+// "KEY=NAME:W,NAME:W" with KEY in structure|mode|difficulty|task|domain; names not listed get 0.
+// Throws trex::Error on unknown keys/names, negative weights or an all-zero group.
+void apply_mix(const std::string& spec, Mix& mix);
+std::string mix_to_string(const Mix& mix);
+
+struct SynthOptions {
+  int64_t count = 1000;
+  int64_t test_count = 100;
+  uint64_t seed = 1;
+  std::filesystem::path out;
+  int threads = 2;
+  Mix mix = default_mix();
+  double jaccard_threshold = 0.9;
+  int64_t chunk_size = 250;
+  bool progress = true;
+  int64_t interrupt_after_chunks = -1;  // testing aid: stop (resumably) after writing this many chunk files
+};
+
+struct SynthSummary {
+  int64_t sft = 0, cpt = 0, test = 0, candidates = 0, resumed_chunks = 0;
+  std::map<std::string, int64_t> rejections;
+  double seconds = 0.0;
+  bool interrupted = false;
+};
+
+// Validates options (throws trex::Error before anything is written).
+void validate(const SynthOptions& o);
+SynthSummary run_synth(const SynthOptions& o);
+
+constexpr const char* kSynthVersion = "trex-synth/1";
+
+}  // namespace trex::ordata
