@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcoinutils-dev coinor-libcgl-dev
   libglpk-dev
+  coinor-cbc glpk-utils
   libopenblas-dev
   libopenmpi-dev openmpi-bin
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libfmt-dev libspdlog-dev

@@ -151,6 +151,9 @@ void run_glpk(const GlpkInput& in, GlpkOutput& out) {
     iocp.presolve = GLP_ON;   // MIP presolver; it also solves the root relaxation
     iocp.cov_cuts = GLP_OFF;  // cover cuts abort() on some models (glp_add_cols: ncs = 0)
     iocp.mir_cuts = GLP_ON;   // fixed-charge models (model_44/45) need them: > 60 s without, ~1 s with
+    // GLPK's default integrality tolerance (1e-5) takes a big-M indicator y = x / 1e6 ~ 2e-6 for 0 and
+    // returns the relaxation's value (model_100/280/316/342 and twins); CBC uses 1e-6, we use 1e-7.
+    iocp.tol_int = 1e-7;
     iocp.tm_lim = in.tm_lim_ms;
     if (in.zero_objective) iocp.mip_gap = 1.0;  // any integer point decides feasibility
     if (in.node_limit > 0) {

@@ -11,6 +11,7 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/vec_math.hpp"
 
 namespace trex::model::detail {
 
@@ -334,7 +335,8 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
         mx = std::max(mx, P[e]);
       }
       float sum = std::exp(sink[h] - mx);  // the sink joins the denominator only
-      for (int64_t e = 0; e < nw + nc; ++e) sum += (P[e] = std::exp(P[e] - mx));
+#pragma omp simd reduction(+ : sum)
+      for (int64_t e = 0; e < nw + nc; ++e) sum += (P[e] = nn::fast_expf(P[e] - mx));
       float* o = s.o + (i * H + h) * hd;
       for (int64_t j = 0; j < hd; ++j) o[j] = 0;
       for (int64_t e = 0; e < nw + nc; ++e) {

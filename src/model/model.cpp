@@ -332,7 +332,9 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
   }
   I.arena.reset();
   const int nthreads = omp_get_max_threads();
-  Ctx c{cfg, st.params().data(), st.grads().data(), I.arena, pg, training, nthreads, I.rope_a, I.rope_b};
+  (void)pg;
+  Ctx c{cfg, st.params().data(), st.grads().data(), I.arena, m.expert_group(), training, nthreads, I.rope_a,
+        I.rope_b};
   I.seq.build(B, T, bt.doc_ids, I.ratios);
   I.tokens = bt.tokens;
   I.idx_loss = 0;
@@ -449,6 +451,7 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
       block_backward(c, I.mseq[size_t(i)], I.blocks[bi], ms.Xm, I.saved[bi], dXo, dXm);
       I.arena.release(mark);
     }
+    if (m.backward_hook()) m.backward_hook()(int64_t(bi));
     float* dhn = I.arena.floats(Nm * n * d);
     nn::linear_backward(ms.hn, c.p(mo.h_proj), dXm, dhn, c.g(mo.h_proj), Nm * n, d, d);
     float* dXin = I.arena.floats(Nm * n * d);
@@ -483,6 +486,7 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
     const auto mark = I.arena.mark();
     block_backward(c, I.seq, I.blocks[size_t(l)], Xin, I.saved[size_t(l)], dX, dXin);
     I.arena.release(mark);
+    if (m.backward_hook()) m.backward_hook()(l);
     dX = dXin;
   }
   float* gE = c.g(I.embed);
@@ -523,6 +527,16 @@ std::span<const int32_t> Model::indexer_selection(int64_t block) const {
 
 void Model::update_gate_bias(double rate) {
   if (rate <= 0) rate = cfg_.bias_update_rate;
+  // Data parallelism: every rank must apply the same update, from the loads of the whole (global) batch.
+  if (pg_->size() > 1) {
+    std::vector<float> buf;
+    for (const auto& sv : impl_->saved)
+      for (auto v : sv.moe.load) buf.push_back(float(v));  // counts < 2^24: exact in fp32
+    pg_->all_reduce_sum(buf);
+    size_t k = 0;
+    for (auto& sv : impl_->saved)
+      for (auto& v : sv.moe.load) v = int64_t(buf[k++]);
+  }
   for (size_t bi = 0; bi < impl_->blocks.size(); ++bi) {
     const auto& b = impl_->blocks[bi];
     if (b.hash) continue;

@@ -3,6 +3,7 @@
 // sized by the first step and reused afterwards. Parallelism goes through a ProcessGroup.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -52,6 +53,17 @@ class Model {
   std::span<const float> forward(const Batch& batch, Losses* losses = nullptr);
   std::span<const float> mtp_logits() const;  // [B*(T-1), vocab] of the first MTP module after a forward
 
+  // Called during backward right after block `block`'s gradients are final (MTP blocks first, then layers
+  // L-1..0; block numbering as n_moe_blocks()). Data parallelism starts each bucket's all-reduce from here and
+  // drives MPI progress; an empty function (the default) disables it.
+  void set_backward_hook(std::function<void(int64_t block)> hook) { backward_hook_ = std::move(hook); }
+  const std::function<void(int64_t)>& backward_hook() const { return backward_hook_; }
+
+  // The group MoE token dispatch/combine goes through (expert parallelism). Default: the constructor's group.
+  // Under pure data parallelism set it to single_process_group(): every rank holds every expert.
+  void set_expert_group(ProcessGroup* g) { expert_pg_ = g; }
+  ProcessGroup& expert_group() { return expert_pg_ ? *expert_pg_ : *pg_; }
+
   void zero_grad();
   // Sums gradients over the process group and divides by its size (data parallelism).
   void reduce_gradients();
@@ -82,6 +94,8 @@ class Model {
   ModelConfig cfg_;
   ParamStore store_;
   ProcessGroup* pg_;
+  ProcessGroup* expert_pg_ = nullptr;
+  std::function<void(int64_t)> backward_hook_;
   std::unique_ptr<Impl> impl_;
 };
 

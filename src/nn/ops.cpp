@@ -1,10 +1,12 @@
 // Kernels of ops.hpp: fast (OpenMP over rows) and reference versions.
 #include "nn/ops.hpp"
+#include "nn/vec_math.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace trex::nn {
@@ -150,29 +152,59 @@ void rope_apply_ref(float* x, int64_t n, int64_t heads, int64_t head_dim, const 
 }
 
 // ============================== limited SwiGLU ==============================
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+static inline float sigmoidf(float x) { return fast_sigmoidf(x); }
 
-void swiglu_forward(const float* g, const float* u, float* h, int64_t n, float limit) {
-  const bool lim = limit > 0;
-#pragma omp parallel for schedule(static) if (n > 65536)
+// Branch-free bodies (limit <= 0 becomes an infinite limit) so the inner loops vectorise with fast_sigmoidf;
+// OpenMP splits the range into blocks of kSwiBlock elements.
+namespace {
+constexpr int64_t kSwiBlock = 4096;
+
+void swiglu_forward_span(const float* __restrict g, const float* __restrict u, float* __restrict h, int64_t n,
+                         float L) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    float gv = lim ? std::min(g[i], limit) : g[i];
-    float uv = lim ? std::clamp(u[i], -limit, limit) : u[i];
+    const float gv = g[i] < L ? g[i] : L;
+    const float uc = u[i] < L ? u[i] : L;
+    const float uv = uc > -L ? uc : -L;
     h[i] = gv * sigmoidf(gv) * uv;
   }
 }
 
-void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du, int64_t n, float limit) {
-  const bool lim = limit > 0;
-#pragma omp parallel for schedule(static) if (n > 65536)
+void swiglu_backward_span(const float* __restrict g, const float* __restrict u, const float* __restrict dh,
+                          float* __restrict dg, float* __restrict du, int64_t n, float L) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    float gv = lim ? std::min(g[i], limit) : g[i];
-    float uv = lim ? std::clamp(u[i], -limit, limit) : u[i];
-    float s = sigmoidf(gv);
-    float silu = gv * s;
-    float dsilu = s * (1.0f + gv * (1.0f - s));
-    dg[i] = (lim && g[i] > limit) ? 0.0f : dh[i] * uv * dsilu;
-    du[i] = (lim && (u[i] > limit || u[i] < -limit)) ? 0.0f : dh[i] * silu;
+    const float gv = g[i] < L ? g[i] : L;
+    const float uc = u[i] < L ? u[i] : L;
+    const float uv = uc > -L ? uc : -L;
+    const float s = sigmoidf(gv);
+    const float silu = gv * s;
+    const float dsilu = s * (1.0f + gv * (1.0f - s));
+    const float mg = g[i] > L ? 0.0f : 1.0f;
+    const float mu = std::fabs(u[i]) > L ? 0.0f : 1.0f;
+    dg[i] = mg * dh[i] * uv * dsilu;
+    du[i] = mu * dh[i] * silu;
+  }
+}
+}  // namespace
+
+void swiglu_forward(const float* g, const float* u, float* h, int64_t n, float limit) {
+  const float L = limit > 0 ? limit : std::numeric_limits<float>::infinity();
+  const int64_t nb = (n + kSwiBlock - 1) / kSwiBlock;
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t o = b * kSwiBlock;
+    swiglu_forward_span(g + o, u + o, h + o, std::min(kSwiBlock, n - o), L);
+  }
+}
+
+void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du, int64_t n, float limit) {
+  const float L = limit > 0 ? limit : std::numeric_limits<float>::infinity();
+  const int64_t nb = (n + kSwiBlock - 1) / kSwiBlock;
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t o = b * kSwiBlock;
+    swiglu_backward_span(g + o, u + o, dh + o, dg + o, du + o, std::min(kSwiBlock, n - o), L);
   }
 }
 
@@ -302,13 +334,16 @@ double softmax_xent(const float* logits, const int32_t* target, float* dlogits, 
       continue;
     }
     float mx = li[0];
+#pragma omp simd reduction(max : mx)
     for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, li[j]);
     const float lt = li[target[i]];  // read before di (which may alias li) is written
     float s = 0;
-    for (int64_t j = 0; j < vocab; ++j) s += (di[j] = std::exp(li[j] - mx));  // one exp pass
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < vocab; ++j) s += (di[j] = fast_expf(li[j] - mx));  // one exp pass
     const float lse = mx + std::log(s);
     total += double(lse - lt) * scale;
     const float f = scale / s;
+#pragma omp simd
     for (int64_t j = 0; j < vocab; ++j) di[j] *= f;
     di[target[i]] -= scale;
   }

@@ -20,6 +20,7 @@
 #include "text/data_loader.hpp"
 #include "text/datasets.hpp"
 #include "train/spike_guard.hpp"
+#include "train/train_step.hpp"
 #include "train/train_checkpoint.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -32,13 +33,6 @@ using nlohmann::json;
 namespace trex::train {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The router's learned part: gate weights (gate biases are rule-updated, not by the optimizer).
-bool is_router_weight(const std::string& name) { return ends_with(name, "ffn.gate.weight"); }
 
 // Options that must not change across a resume (they change the loss sequence).
 json run_identity(const TrainOptions& o, int64_t seq_len, const std::string& tokenizer_sha, uint64_t sequences) {
@@ -172,20 +166,8 @@ json train(const TrainOptions& opt) {
   OptimizerConfig ocfg;
   ocfg.kind = parse_optimizer(o.optimizer);
   ocfg.weight_decay = o.weight_decay;
-  std::vector<TensorSlot> slots;
-  std::vector<std::pair<int64_t, int64_t>> norm_ranges;  // (offset, numel) of tensors the optimizer updates
-  for (const auto& p : model.param_table()) {
-    TensorSlot s;
-    s.name = p.name;
-    s.offset = p.offset;
-    s.numel = p.numel;
-    s.ndim = int(p.shape.size());
-    s.rows = p.shape.empty() ? 1 : p.shape[0];
-    s.cols = s.rows > 0 ? p.numel / s.rows : 1;
-    s.trainable = p.trainable && !(o.freeze_router && is_router_weight(p.name));
-    if (s.trainable) norm_ranges.emplace_back(s.offset, s.numel);
-    slots.push_back(std::move(s));
-  }
+  TensorRanges norm_ranges;  // the tensors the optimizer updates
+  std::vector<TensorSlot> slots = optimizer_slots(model, o.freeze_router, norm_ranges);
   Optimizer optimizer(std::move(slots), int64_t(model.params().size()), ocfg);
 
   text::LoaderConfig lcfg;
@@ -254,10 +236,9 @@ json train(const TrainOptions& opt) {
   };
 
   // --- the step loop: nothing large is allocated here (model arena, loader batch, optimizer state reused) ---
-  text::Batch batch;
+  std::vector<text::Batch> micro(size_t(o.grad_accum));
+  std::vector<model::Batch> views(micro.size());
   auto grads = model.grads();
-  auto params = model.params();
-  const double inv_accum = 1.0 / double(o.grad_accum);
   ProgressBar bar("train", o.steps, o.progress);
   bar.update(done);
   const bool plain_log = o.progress && !ProgressBar::stderr_is_terminal();
@@ -270,33 +251,21 @@ json train(const TrainOptions& opt) {
   while (done < o.steps) {
     Timer step_timer;
     const int64_t step = done + 1;
-    model.zero_grad();
-    model::Losses sum;
-    for (int64_t a = 0; a < o.grad_accum; ++a) {
-      loader.next(batch);
-      for (size_t i = 0; i < batch.tokens.size(); ++i)
-        if (batch.tokens[i] < 0 || batch.tokens[i] >= cfg.vocab_size)
+    for (auto& mb : micro) {
+      loader.next(mb);
+      for (size_t i = 0; i < mb.tokens.size(); ++i)
+        if (mb.tokens[i] < 0 || mb.tokens[i] >= cfg.vocab_size)
           throw Error(fmt::format("--data {}: sequence {} holds token id {} outside the model's vocabulary "
-                                  "(vocab_size {})", o.data.string(), batch.sequence_index[i / size_t(T)],
-                                  batch.tokens[i], cfg.vocab_size));
-      model::Batch mb{int64_t(batch.batch_size), T, batch.tokens.data(), batch.doc_ids.data(),
-                      batch.loss_mask.data()};
-      model::Losses l = model.forward_backward(mb);
-      sum.total += l.total * inv_accum;
-      sum.ce += l.ce * inv_accum;
-      sum.mtp += l.mtp * inv_accum;
-      sum.balance += l.balance * inv_accum;
-      sum.indexer += l.indexer * inv_accum;
+                                  "(vocab_size {})", o.data.string(), mb.sequence_index[i / size_t(T)],
+                                  mb.tokens[i], cfg.vocab_size));
     }
-    if (o.grad_accum > 1)
-      for (float& g : grads) g *= float(inv_accum);
-    model.reduce_gradients();
+    for (size_t a = 0; a < micro.size(); ++a)
+      views[a] = model::Batch{int64_t(micro[a].batch_size), T, micro[a].tokens.data(), micro[a].doc_ids.data(),
+                              micro[a].loss_mask.data()};
+    model::Losses sum = accumulate_gradients(model, views);
     if (step == o.inject_nan_step) grads[norm_ranges.front().first] = std::numeric_limits<float>::quiet_NaN();
 
-    double sq = 0;
-    for (auto [off, n] : norm_ranges)
-      for (int64_t i = off; i < off + n; ++i) sq += double(grads[size_t(i)]) * double(grads[size_t(i)]);
-    const double gnorm = std::sqrt(sq);
+    const double gnorm = grad_norm(grads, norm_ranges);
     if (!std::isfinite(sum.total) || !std::isfinite(gnorm)) {
       std::string msg = fmt::format(
           "non-finite {} at step {} (loss {}, grad norm {}): stopped before updating the weights; last "
@@ -312,15 +281,7 @@ json train(const TrainOptions& opt) {
     const double lr = lr_at(step - 1, warmup, o.steps, o.lr, min_lr);
     SpikeVerdict verdict = guard.check(sum.total, gnorm);
     double clip_scale = 1;
-    if (!verdict.skip) {
-      if (o.clip > 0 && gnorm > o.clip) {
-        clip_scale = o.clip / gnorm;
-        for (auto [off, n] : norm_ranges)
-          for (int64_t i = off; i < off + n; ++i) grads[size_t(i)] *= float(clip_scale);
-      }
-      optimizer.step(params, grads, lr);
-      if (!o.freeze_router) model.update_gate_bias();
-    }
+    if (!verdict.skip) clip_scale = apply_update(model, optimizer, norm_ranges, gnorm, o.clip, lr, !o.freeze_router);
     done = step;
     tokens_seen += double(tokens_per_step);
     const double dt = step_timer.seconds();

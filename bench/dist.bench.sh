@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# dist: data-parallel training of the `bench` preset with `trex dist-train` (synthetic batches, global batch 8 x
+# 256 tokens, 6 steps, warm steps timed). Figures: 2 ranks x 1 thread vs 1 rank x 2 threads (same global batch,
+# ratio printed), and the exposed-communication share of the 2-rank step with the bucketed all-reduce overlapped
+# with backward vs blocking after backward (--no-overlap). Both sides run with the glibc malloc tunables of
+# MACHINE.md §3-§4 (no MPI large-message cliff) and OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${TREX_BUILD_DIR:-$here/../build}
+steps=${DIST_BENCH_STEPS:-6}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tun=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
+args=(dist-train --config bench --global-batch 8 --seq-len 256 --steps "$steps" --watchdog 600)
+one=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE GLIBC_TUNABLES=$tun OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
+  OPENBLAS_NUM_THREADS=1 "$build/trex" "${args[@]}") || { echo "1-rank run failed"; exit 1; }
+echo "1 rank x 2 threads          : $one"
+two=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE mpirun -np 2 --oversubscribe -x GLIBC_TUNABLES=$tun \
+  -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$build/trex" "${args[@]}" --dp 2) || { echo "2-rank run failed"; exit 1; }
+echo "2 ranks x 1 thread, overlap : $two"
+blk=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE mpirun -np 2 --oversubscribe -x GLIBC_TUNABLES=$tun \
+  -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$build/trex" "${args[@]}" --dp 2 --no-overlap) || {
+  echo "2-rank blocking run failed"; exit 1; }
+echo "2 ranks x 1 thread, blocking: $blk"
+/usr/bin/python3 - "$one" "$two" "$blk" <<'PY'
+import json, sys
+one, two, blk = (json.loads(a.strip().splitlines()[-1]) for a in sys.argv[1:4])
+print(f"warm step: 1 rank x 2 threads {one['warm_step_seconds']:.3f} s, 2 ranks x 1 thread "
+      f"{two['warm_step_seconds']:.3f} s; ratio (2 ranks / 1 rank) {two['warm_step_seconds'] / one['warm_step_seconds']:.2f}")
+print(f"exposed communication share of the 2-rank step: overlap {100 * two['comm_exposed_share']:.1f}%, "
+      f"blocking {100 * blk['comm_exposed_share']:.1f}%")
+PY

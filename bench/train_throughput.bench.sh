@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Training throughput, `bench` preset (d 256, 4 layers + MTP, 8 experts top-2, V 4096; MACHINE.md §7 shape):
+# trex's trainer vs the PyTorch twin (tests/reference/model/twin.py + torch.optim.AdamW) on the same packed
+# micro-batches (synthetic OR corpus, byte-level BPE, CPT windows of SEQ tokens). Both sides run with the
+# OpenBLAS variables unset (auto-detected AVX-512 kernels) in this command only; the peer also gets
+# GLIBC_TUNABLES (MACHINE.md §3: keeps freed memory, nearly doubles PyTorch) and torch 1 thread + OpenBLAS 2
+# (its best FP32 setting, MACHINE.md §7). trex: OpenBLAS 2 threads, OpenMP 1 (docs/train.md, Threads).
+# tokens/s exclude each side's first step; MFU = trex FLOP/s (DEEPSEEK_V4.md §10, 3 x forward) / 433 GFLOP/s.
+set -euo pipefail
+STEPS=${TRAIN_BENCH_STEPS:-8}
+BATCH=${TRAIN_BENCH_BATCH:-8}
+SEQ=${TRAIN_BENCH_SEQ:-256}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+TREX="$TREX_BUILD_DIR/trex"
+"$TREX" tokenizer corpus --bytes 2000000 --seed 3 -o "$TMP/corpus.jsonl" >/dev/null
+"$TREX" tokenizer train -i "$TMP/corpus.jsonl" -o "$TMP/tok.json" --vocab-size 4096 >/dev/null 2>&1
+"$TREX" data pack --mode cpt -t "$TMP/tok.json" -i "$TMP/corpus.jsonl" -o "$TMP/cpt" >/dev/null 2>&1
+"$TREX" model info bench --seq-len "$SEQ" | head -3 || true
+
+echo "trex (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, OPENBLAS_NUM_THREADS=2):"
+TREX_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 \
+  "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches.bin" \
+  2>"$TMP/trex.err")
+echo "$TREX_JSON" | tr -d '\n' | sed 's/  */ /g'; echo
+echo "torch twin (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.top_pad=268435456, torch 1 thread + OPENBLAS_NUM_THREADS=2):"
+TWIN_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 \
+  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.top_pad=268435456 \
+  /usr/bin/python3 "$SRC/tests/reference/train/twin_train_bench.py" "$TMP/out/step-$(printf %08d "$STEPS")/config.json" \
+  "$TMP/batches.bin" "$STEPS" "$BATCH" "$SEQ" 1)
+echo "$TWIN_JSON"
+/usr/bin/python3 - "$TREX_JSON" "$TWIN_JSON" <<'PY'
+import json, sys
+t = json.loads(sys.argv[1]); p = json.loads(sys.argv[2])
+print(f"trex {t['tokens_per_s']:.0f} tok/s, torch twin {p['tokens_per_s']:.0f} tok/s, ratio {t['tokens_per_s'] / p['tokens_per_s']:.2f}x "
+      f"(target >= 2); trex {t['tflops'] * 1000:.1f} GFLOP/s = MFU {100 * t['mfu']:.1f}% of {t['peak_gflops']:.0f} GFLOP/s "
+      f"(target 50%); loss trex {t['first_loss']:.3f} -> {t['last_loss']:.3f}, twin {p['loss_first']:.3f} -> {p['loss_last']:.3f}")
+PY

@@ -1,0 +1,50 @@
+// Training throughput of the `bench` preset (MACHINE.md §7 MoE shape) with trex's trainer. Writes the exact
+// micro-batches it trains on (tokens, doc ids, loss mask; int32) to --dump so the PyTorch twin
+// (tests/reference/train/twin_train_bench.py) trains on the same data, then runs trex::train::train and
+// prints its summary as one JSON line. Usage: bench_train_throughput DATA OUT_DIR STEPS BATCH SEQ DUMP
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "text/data_loader.hpp"
+#include "text/datasets.hpp"
+#include "train/trainer.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: %s DATA OUT_DIR STEPS BATCH SEQ DUMP\n", argv[0]);
+    return 2;
+  }
+  trex::train::TrainOptions o;
+  o.config = "bench";
+  o.data = argv[1];
+  o.out = argv[2];
+  o.steps = std::atoll(argv[3]);
+  o.micro_batch = std::atoll(argv[4]);
+  o.seq_len = std::atoll(argv[5]);
+  o.mode = "cpt";
+  o.lr = 1e-3;
+  o.progress = false;
+  o.json = true;
+  {  // the same batches the trainer's loader yields (same seed), for the twin
+    auto ds = trex::text::open_dataset(o.data, size_t(o.seq_len));
+    trex::text::LoaderConfig lc;
+    lc.batch_size = size_t(o.micro_batch);
+    lc.seed = o.seed;
+    trex::text::DataLoader loader(*ds, lc);
+    trex::text::Batch b;
+    std::ofstream f(argv[6], std::ios::binary);
+    for (int64_t s = 0; s < o.steps; ++s) {
+      loader.next(b);
+      std::vector<int32_t> mask(b.loss_mask.begin(), b.loss_mask.end());
+      f.write(reinterpret_cast<const char*>(b.tokens.data()), std::streamsize(b.tokens.size() * 4));
+      f.write(reinterpret_cast<const char*>(b.doc_ids.data()), std::streamsize(b.doc_ids.size() * 4));
+      f.write(reinterpret_cast<const char*>(mask.data()), std::streamsize(mask.size() * 4));
+    }
+  }
+  std::filesystem::remove_all(o.out);
+  auto s = trex::train::train(o);
+  std::fflush(stdout);
+  return 0;
+}

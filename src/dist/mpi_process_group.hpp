@@ -1,0 +1,44 @@
+// MpiProcessGroup: model::ProcessGroup over an MPI communicator (duplicated, errors returned as trex::Error).
+// all_reduce_sum works in pieces of at most 16 MiB (MACHINE.md §4: larger Open MPI allreduces fall off a cliff);
+// all-to-all goes through MPI_Alltoallv.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/process_group.hpp"
+
+namespace trex::dist {
+
+inline constexpr int64_t kMaxMessageFloats = int64_t(16) << 18;  // 16 MiB of fp32
+
+class MpiProcessGroup final : public model::ProcessGroup {
+ public:
+  explicit MpiProcessGroup(MPI_Comm comm);  // duplicates comm
+  ~MpiProcessGroup() override;
+  MpiProcessGroup(const MpiProcessGroup&) = delete;
+  MpiProcessGroup& operator=(const MpiProcessGroup&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  MPI_Comm comm() const { return comm_; }
+
+  void all_reduce_sum(std::span<float> data) override;
+  void all_reduce_sum(std::span<double> data);
+  void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
+                       std::span<const int64_t> recv_counts, int64_t row_len) override;
+  void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override;
+  // In-place all-gather of contiguous ranges: rank r owns [displs[r], displs[r] + counts[r]) of data.
+  void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs, std::span<const int64_t> counts);
+  void barrier();
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  std::vector<int> scounts_, sdispls_, rcounts_, rdispls_;
+  std::vector<float> staging_;  // send copy when send == recv (Alltoallv cannot work in place with varying counts)
+};
+
+}  // namespace trex::dist

@@ -1,0 +1,71 @@
+// One optimizer step's pieces (see train_step.hpp).
+#include "train/train_step.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace trex::train {
+
+std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated) {
+  std::vector<TensorSlot> slots;
+  updated.clear();
+  for (const auto& p : m.param_table()) {
+    TensorSlot s;
+    s.name = p.name;
+    s.offset = p.offset;
+    s.numel = p.numel;
+    s.ndim = int(p.shape.size());
+    s.rows = p.shape.empty() ? 1 : p.shape[0];
+    s.cols = s.rows > 0 ? p.numel / s.rows : 1;
+    const std::string suffix = "ffn.gate.weight";
+    const bool router = p.name.size() >= suffix.size() &&
+                        p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    s.trainable = p.trainable && !(freeze_router && router);
+    if (s.trainable) updated.emplace_back(s.offset, s.numel);
+    slots.push_back(std::move(s));
+  }
+  return slots;
+}
+
+model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch> micro) {
+  m.zero_grad();
+  model::Losses sum;
+  const double inv = 1.0 / double(micro.size());
+  for (const auto& b : micro) {
+    model::Losses l = m.forward_backward(b);
+    sum.total += l.total * inv;
+    sum.ce += l.ce * inv;
+    sum.mtp += l.mtp * inv;
+    sum.balance += l.balance * inv;
+    sum.indexer += l.indexer * inv;
+    sum.ce_count += l.ce_count;
+    sum.mtp_count += l.mtp_count;
+  }
+  if (micro.size() > 1)
+    for (float& g : m.grads()) g *= float(inv);
+  m.reduce_gradients();
+  return sum;
+}
+
+double grad_norm(std::span<const float> grads, const TensorRanges& ranges) {
+  double sq = 0;
+  for (auto [off, n] : ranges)
+    for (int64_t i = off; i < off + n; ++i) sq += double(grads[size_t(i)]) * double(grads[size_t(i)]);
+  return std::sqrt(sq);
+}
+
+double apply_update(model::Model& m, Optimizer& opt, const TensorRanges& ranges, double norm, double clip,
+                    double lr, bool update_bias) {
+  auto grads = m.grads();
+  double scale = 1;
+  if (clip > 0 && norm > clip) {
+    scale = clip / norm;
+    for (auto [off, n] : ranges)
+      for (int64_t i = off; i < off + n; ++i) grads[size_t(i)] *= float(scale);
+  }
+  opt.step(m.params(), grads, lr);
+  if (update_bias) m.update_gate_bias();
+  return scale;
+}
+
+}  // namespace trex::train

@@ -1,0 +1,33 @@
+// The pieces of one optimizer step, shared by the trainer loop and the twin-parity test: gradient
+// accumulation over micro-batches (gradients and losses averaged), the global gradient norm over the tensors
+// the optimizer updates, and the update itself (global-norm clip, optimizer step, aux-loss-free gate-bias
+// update). The trainer puts the NaN check and the spike guard between the norm and the update.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "model/model.hpp"
+#include "train/optimizer.hpp"
+
+namespace trex::train {
+
+using TensorRanges = std::vector<std::pair<int64_t, int64_t>>;  // (offset, numel) in the flat buffers
+
+// Optimizer slots for the model's tensors; with freeze_router the gate weights are not trainable. `updated`
+// receives the ranges the optimizer updates (the gradient norm and clipping cover exactly these).
+std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated);
+
+// zero_grad, forward_backward of every micro-batch, gradients and losses divided by their count,
+// reduce_gradients. Returns the averaged losses.
+model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch> micro);
+
+double grad_norm(std::span<const float> grads, const TensorRanges& ranges);
+
+// Clips to `clip` (<= 0: off) given the norm, steps the optimizer at `lr`, then (update_bias) moves the gate
+// biases by the last forward's expert loads. Returns the clip scale applied (1 = none).
+double apply_update(model::Model& m, Optimizer& opt, const TensorRanges& ranges, double norm, double clip,
+                    double lr, bool update_bias);
+
+}  // namespace trex::train
