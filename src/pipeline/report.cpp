@@ -169,7 +169,7 @@ void write_report(const ReportInputs& in) {
         max_step = std::max(max_step, step);
         bool a = false, b = false;
         double tps = metric_of(j, {"tokens_per_s", "tok_per_s", "tokens_per_second"}, a);
-        double mfu = metric_of(j, {"mfu", "mfu_percent"}, b);
+        double mfu = 100.0 * metric_of(j, {"mfu"}, b);  // the trainer logs MFU as a fraction
         if (a) tps_sum += tps;
         if (b) mfu_sum += mfu;
         counted += a;
@@ -206,7 +206,7 @@ void write_report(const ReportInputs& in) {
       auto rows = read_jsonl(m);
       for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
         bool f = false;
-        double v = metric_of(*it, {"expert_load_max_over_mean", "load_max_over_mean", "expert_max_over_mean"}, f);
+        double v = metric_of(*it, {"expert_load_max_mean", "expert_load_max_over_mean"}, f);
         if (f) {
           load_md += "| " + r.key + "/" + m.parent_path().filename().string() + " | " +
                      t.num(v, 2, rel(m), "expert load max/mean at the last step") + " |\n";
