@@ -34,7 +34,7 @@ Plan make_plan(const RunOptions& o) {
     // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, training the rest
     // (CPT and SFT steps split 60/40 between the two routes' training), generation and eval a few minutes.
     double scale = std::max(0.2, o.budget_minutes / 25.0);
-    p = {int(2000 * scale), 6, 4096, int(120 * scale), int(80 * scale), 768, 1, 24};
+    p = {int(2000 * scale), 5, 4096, int(100 * scale), int(60 * scale), 768, 1, 16};
   }
   if (o.synth_count > 0) p.synth_count = o.synth_count;
   if (o.test_count > 0) p.test_count = o.test_count;
