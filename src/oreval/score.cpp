@@ -85,7 +85,20 @@ struct WorkDir {
     std::error_code ec;
     if (!keep) fs::remove_all(path, ec);
   }
+  // Writes the instance as data.json and returns its absolute path.
+  fs::path write_data(const Json& data) const {
+    fs::path p = path / "data.json";
+    write_file_atomic(p, data.dump());
+    return p;
+  }
 };
+
+Outcome failed(std::string kind, std::string detail = "") {
+  Outcome o;
+  o.kind = std::move(kind);
+  o.detail = std::move(detail);
+  return o;
+}
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   for (std::size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
@@ -178,14 +191,9 @@ Json instance_data(const Benchmark& bench, const BenchItem& item) {
 Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, const std::string& response,
                              const ExecConfig& cfg) {
   std::string code = extract_code_solver(response);
-  if (trim(code).empty()) {
-    Outcome o;
-    o.kind = "no_code";
-    return o;
-  }
+  if (trim(code).empty()) return failed("no_code");
   WorkDir wd(cfg.work_root, item.id, cfg.keep_workdirs);
-  fs::path data = wd.path / "data.json";
-  write_file_atomic(data, instance_data(bench, item).dump());
+  fs::path data = wd.write_data(instance_data(bench, item));
   write_file_atomic(wd.path / "answer.py", rewrite_solver_code(code, data.string()));
   write_file_atomic(wd.path / "run.py", kSolverWrapper);
   SandboxResult r = run_sandboxed(python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s));
@@ -248,14 +256,9 @@ Outcome compare_structure(const BenchItem& item, const lp::Model& generated) {
 
 Outcome score_structure_code(const BenchItem& item, const std::string& response, const ExecConfig& cfg) {
   std::string code = extract_code_orgeval(response);
-  if (trim(code).empty()) {
-    Outcome o;
-    o.kind = "no_code";
-    return o;
-  }
+  if (trim(code).empty()) return failed("no_code");
   WorkDir wd(cfg.work_root, item.id, cfg.keep_workdirs);
-  fs::path data = wd.path / "data.json";
-  write_file_atomic(data, (item.data.is_null() ? Json::object() : item.data).dump());
+  fs::path data = wd.write_data(item.data.is_null() ? Json::object() : item.data);
   fs::path target = wd.path / "model_output.lp";
   write_file_atomic(wd.path / "answer.py", rewrite_orgeval_code(code, data.string(), target.string(), cfg.orgeval_lb_quirk));
   SandboxResult r = run_sandboxed(python_spec(cfg, wd.path, "answer.py", cfg.orgeval_timeout_s));
@@ -267,11 +270,7 @@ Outcome score_structure_code(const BenchItem& item, const std::string& response,
     }
     return o;
   }
-  if (r.timed_out || r.cpu_limit) {  // the whole attempt is limited (upstream: exception_or_timeout)
-    Outcome o;
-    o.kind = "timeout";
-    return o;
-  }
+  if (r.timed_out || r.cpu_limit) return failed("timeout");  // the whole attempt is limited (upstream)
   lp::Model generated;
   try {
     generated = lp::read_lp_file(target);
