@@ -87,7 +87,11 @@ TEST(ServeCli, OpenAIClientGreedyMatchesGenerateStreamingConcurrentMalformed) {
       httplib::Client c("127.0.0.1", srv.port());
       c.set_read_timeout(300, 0);
       bool stream = i % 2 == 1;
-      auto rr = c.Post("/v1/chat/completions", chat_body(q, stream, 4).dump(), "application/json");
+      // Like OpenAI clients, retry a refused connection: 16 simultaneous connects can overflow the
+      // listen backlog (cpp-httplib's is 5), and the kernel then drops SYNs.
+      auto body = chat_body(q, stream, 4).dump();
+      auto rr = c.Post("/v1/chat/completions", body, "application/json");
+      for (int attempt = 1; !rr && attempt < 5; ++attempt) rr = c.Post("/v1/chat/completions", body, "application/json");
       if (!rr) return;
       status[size_t(i)] = rr->status;
       std::string fin;
