@@ -8,7 +8,7 @@
 
 namespace trex {
 
-bool ProgressBar::stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+bool ProgressBar::stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
     : label_(std::move(label)), total_(total), active_(enabled && stderr_is_terminal()),

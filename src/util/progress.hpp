@@ -1,4 +1,5 @@
-// A one-line progress bar on stderr ("\r" redraws), silent when stderr is not a terminal (CI, pipes).
+// A one-line progress bar on stderr ("\r" redraws), silent unless both stdout and stderr are terminals
+// (CI, pipes, redirected output).
 // Redraws at most ~10 times a second so a hot loop can call update() freely.
 #pragma once
 #include <chrono>
