@@ -40,7 +40,7 @@ int train(const Opts& o) {
   opt.max_token_bytes = o.max_token_bytes;
   opt.threads = o.threads;
   opt.field = o.field;
-  opt.progress = trex::ProgressBar::stderr_is_terminal();
+  opt.progress = trex::ProgressBar::on_terminal();
   if (!o.special_tokens.empty()) opt.special_tokens = o.special_tokens;
   trex::text::BpeTrainer trainer(opt);
   for (const auto& in : o.inputs) trainer.add_jsonl(in);

@@ -241,7 +241,7 @@ json train(const TrainOptions& opt) {
   auto grads = model.grads();
   ProgressBar bar("train", o.steps, o.progress);
   bar.update(done);
-  const bool plain_log = o.progress && !ProgressBar::stderr_is_terminal();
+  const bool plain_log = o.progress && !ProgressBar::on_terminal();
   const int64_t log_every = std::max<int64_t>(1, o.steps / 20);
   double first_loss = std::numeric_limits<double>::quiet_NaN(), last_loss = first_loss;
   double timed_seconds = 0, timed_tokens = 0;  // steps after the first of this process (warm-up excluded)

@@ -8,10 +8,10 @@
 
 namespace trex {
 
-bool ProgressBar::stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
+bool ProgressBar::on_terminal() { return ::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
 
 ProgressBar::ProgressBar(std::string label, int64_t total, bool enabled)
-    : label_(std::move(label)), total_(total), active_(enabled && stderr_is_terminal()),
+    : label_(std::move(label)), total_(total), active_(enabled && on_terminal()),
       start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { finish(); }

@@ -16,7 +16,7 @@ class ProgressBar {
   void advance(int64_t n = 1, const std::string& suffix = "") { update(done_ + n, suffix); }
   void finish();
   bool active() const { return active_; }
-  static bool stderr_is_terminal();
+  static bool on_terminal();
 
  private:
   void draw(const std::string& suffix);
