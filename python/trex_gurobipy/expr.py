@@ -114,7 +114,27 @@ class _ExprOps:
     __hash__ = object.__hash__
 
 
-class Var(_ExprOps):
+class _AttrObject:
+    """Attribute access through getAttr/setAttr (case-insensitive names), shared by Var and Constr."""
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.getAttr(name)
+
+    def __setattr__(self, name, value):
+        self.setAttr(name, value)
+
+    @property
+    def index(self):
+        return self._index
+
+    def sameAs(self, other):
+        return self is other
+
+
+class Var(_AttrObject, _ExprOps):
     """A decision variable. Attributes are case-insensitive like gurobipy's (X, x, LB, lb, VarName, ...)."""
     __slots__ = ("_model", "_index", "_name", "_lb", "_ub", "_obj", "_vtype", "_x", "_start", "__weakref__")
 
@@ -182,21 +202,6 @@ class Var(_ExprOps):
 
     def VarName_(self):
         return self._name if self._name else f"C{self._index}"
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self.getAttr(name)
-
-    def __setattr__(self, name, value):
-        self.setAttr(name, value)
-
-    @property
-    def index(self):
-        return self._index
-
-    def sameAs(self, other):
-        return self is other
 
     def getValue(self):
         return self.getAttr("X")

@@ -7,7 +7,8 @@ import inspect
 import os
 
 from . import lpwriter
-from .expr import (AttrUnavailable, LinExpr, QuadExpr, TempConstr, Var, _combine, is_number, unsupported)
+from .expr import (AttrUnavailable, LinExpr, QuadExpr, TempConstr, Var, _AttrObject, _combine, is_number,
+                   unsupported)
 from .grb import GRB, GurobiError, STATUS_NAMES
 from .tuples import tupledict, tuplelist
 
@@ -53,7 +54,7 @@ def _merge_quad(qc, qv1, qv2):
     return [tuple(acc[k]) for k in order if acc[k][0] != 0.0]
 
 
-class Constr:
+class Constr(_AttrObject):
     """A linear constraint: merged terms [(coef, Var)], sense '<' '>' '=', rhs."""
     __slots__ = ("_model", "_index", "_name", "_terms", "_sense", "_rhs", "__weakref__")
 
@@ -100,21 +101,6 @@ class Constr:
         else:
             raise AttributeError(f"'Constr' object has no attribute '{name}'")
         self._model._invalidate_solution()
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self.getAttr(name)
-
-    def __setattr__(self, name, value):
-        self.setAttr(name, value)
-
-    @property
-    def index(self):
-        return self._index
-
-    def sameAs(self, other):
-        return self is other
 
     def __repr__(self):
         return f"<gurobi.Constr {self._display_name()}>"
