@@ -1,6 +1,8 @@
 // BPE trainer: parallel piece counting, incremental merge loop, and the naive reference loop.
 #include "text/bpe_trainer.hpp"
 
+#include "text/jsonl_blocks.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <mutex>
@@ -18,12 +20,6 @@ namespace {
 uint64_t pair_key(TokenId a, TokenId b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 TokenId pair_left(uint64_t k) { return TokenId(k >> 32); }
 TokenId pair_right(uint64_t k) { return TokenId(k & 0xffffffffu); }
-
-int thread_count(int requested) {
-  if (requested > 0) return requested;
-  unsigned h = std::thread::hardware_concurrency();
-  return h == 0 ? 1 : int(h);
-}
 
 // Calls fn(section) for the text between occurrences of the special tokens (leftmost, longest).
 template <typename Fn>
@@ -119,59 +115,13 @@ void BpeTrainer::add_texts(const std::vector<std::string>& texts) {
 
 void BpeTrainer::add_jsonl(const std::filesystem::path& path) {
   Timer timer;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(SourceLocation{path.string()}, "cannot open file");
-  const size_t kBlockBytes = size_t(64) << 20;
-  std::vector<std::string> lines;
-  std::vector<long> line_numbers;
-  long line_no = 0;
-  bool eof = false;
-  while (!eof) {
-    lines.clear();
-    line_numbers.clear();
-    size_t block_bytes = 0;
-    std::string s;
-    while (block_bytes < kBlockBytes) {
-      if (!std::getline(in, s)) {
-        eof = true;
-        break;
-      }
-      ++line_no;
-      if (!s.empty() && s.back() == '\r') s.pop_back();
-      if (s.find_first_not_of(" \t") == std::string::npos) continue;
-      block_bytes += s.size();
-      lines.push_back(std::move(s));
-      line_numbers.push_back(line_no);
-    }
-    if (in.bad()) throw Error(SourceLocation{path.string(), line_no, 0}, "read failed");
-    // Parse in parallel, keeping the error of the earliest line.
-    std::vector<std::string> texts(lines.size());
-    const int nt = std::min<int>(thread_count(opt_.threads), std::max<int>(1, int(lines.size())));
-    std::mutex mu;
-    long err_line = -1;
-    std::string err_msg;
-    auto work = [&](int t) {
-      size_t lo = lines.size() * size_t(t) / size_t(nt), hi = lines.size() * size_t(t + 1) / size_t(nt);
-      for (size_t i = lo; i < hi; ++i) {
-        SourceLocation where{path.string(), line_numbers[i], 0};
-        try {
-          texts[i] = record_text(parse_json_text(lines[i], where), opt_.field, where);
-        } catch (const Error& e) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (err_line < 0 || line_numbers[i] < err_line) err_line = line_numbers[i], err_msg = e.what();
-          return;
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < nt; ++t) pool.emplace_back(work, t);
-    work(0);
-    for (auto& th : pool) th.join();
-    if (err_line >= 0) throw Error(err_msg);
-    lines.clear();
-    std::vector<std::string_view> views(texts.begin(), texts.end());
-    count_block(views);
-  }
+  map_jsonl_blocks<std::string>(
+      path, opt_.threads, size_t(64) << 20,
+      [&](const Json& record, const SourceLocation& where) { return record_text(record, opt_.field, where); },
+      [&](std::vector<std::string>& texts) {
+        std::vector<std::string_view> views(texts.begin(), texts.end());
+        count_block(views);
+      });
   stats_.pretokenize_seconds += timer.seconds();
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "text/bpe_trainer.hpp"
+#include "text/jsonl_blocks.hpp"
 #include "text/sft_file.hpp"
 #include "text/token_shards.hpp"
 #include "util/atomic_file.hpp"
@@ -20,69 +21,12 @@ namespace trex::text {
 namespace fs = std::filesystem;
 namespace {
 
-int thread_count(int requested) {
-  if (requested > 0) return requested;
-  unsigned h = std::thread::hardware_concurrency();
-  return h == 0 ? 1 : int(h);
-}
-
-// Reads JSONL in blocks, maps every record with fn(record, where) in parallel, and hands the results
-// to sink in file order. The error of the earliest failing line wins.
+// Maps every record of a JSONL file in parallel and hands the results to sink one by one, in file order.
 template <typename R, typename Fn, typename Sink>
 void map_jsonl(const fs::path& path, int threads, Fn&& fn, Sink&& sink) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(SourceLocation{path.string()}, "cannot open file");
-  const size_t kBlockBytes = size_t(32) << 20;
-  std::vector<std::string> lines;
-  std::vector<long> numbers;
-  long line_no = 0;
-  bool eof = false;
-  while (!eof) {
-    lines.clear();
-    numbers.clear();
-    size_t bytes = 0;
-    std::string s;
-    while (bytes < kBlockBytes) {
-      if (!std::getline(in, s)) {
-        eof = true;
-        break;
-      }
-      ++line_no;
-      if (!s.empty() && s.back() == '\r') s.pop_back();
-      if (s.find_first_not_of(" \t") == std::string::npos) continue;
-      bytes += s.size();
-      lines.push_back(std::move(s));
-      numbers.push_back(line_no);
-    }
-    if (in.bad()) throw Error(SourceLocation{path.string(), line_no, 0}, "read failed");
-    std::vector<R> results(lines.size());
-    const int nt = std::min<int>(thread_count(threads), std::max<int>(1, int(lines.size())));
-    std::mutex mu;
-    long err_line = -1;
-    std::string err;
-    auto work = [&](int t) {
-      size_t lo = lines.size() * size_t(t) / size_t(nt), hi = lines.size() * size_t(t + 1) / size_t(nt);
-      for (size_t i = lo; i < hi; ++i) {
-        SourceLocation where{path.string(), numbers[i], 0};
-        try {
-          results[i] = fn(parse_json_text(lines[i], where), where);
-        } catch (const Error& e) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (err_line < 0 || numbers[i] < err_line) {
-            err_line = numbers[i];
-            err = e.where().line > 0 ? std::string(e.what()) : where.str() + ": " + e.message();
-          }
-          return;
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < nt; ++t) pool.emplace_back(work, t);
-    work(0);
-    for (auto& th : pool) th.join();
-    if (err_line >= 0) throw Error(err);
-    for (auto& r : results) sink(std::move(r));
-  }
+  map_jsonl_blocks<R>(path, threads, size_t(32) << 20, fn, [&](std::vector<R>& block) {
+    for (auto& r : block) sink(std::move(r));
+  });
 }
 
 void remove_if_exists(const fs::path& p) {
