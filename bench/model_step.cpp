@@ -2,6 +2,7 @@
 // tokens it used (for the PyTorch twin to time the same step) and prints one JSON line with the timings.
 // Usage: bench_model_step [--preset bench] [--batch 8] [--seq 256] [--steps 5] [--warmup 1] [--out-dir DIR]
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -52,6 +53,13 @@ int main(int argc, char** argv) {
       loss0 = model.forward_backward(batch).total;
       if (i == 0) first_ms = std::chrono::duration<double, std::milli>(clk::now() - t0).count();
     }
+    // process CPU time too: on a shared machine wall time is noisy, CPU seconds per step much less so
+    auto cpu_now = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+    };
+    const double cpu0 = cpu_now();
     double total_ms = 0, loss = 0;
     for (int64_t i = 0; i < steps; ++i) {
       auto t0 = clk::now();
@@ -59,11 +67,11 @@ int main(int argc, char** argv) {
       loss = model.forward_backward(batch).total;
       total_ms += std::chrono::duration<double, std::milli>(clk::now() - t0).count();
     }
-    const double ms = total_ms / double(steps);
+    const double ms = total_ms / double(steps), cpu_ms = (cpu_now() - cpu0) / double(steps);
     std::printf(
         "{\"impl\":\"trex\",\"preset\":\"%s\",\"batch\":%ld,\"seq\":%ld,\"params\":%zu,\"first_step_ms\":%.1f,"
-        "\"step_ms\":%.2f,\"tok_per_s\":%.0f,\"loss_first\":%.5f,\"loss\":%.5f,\"arena_mb\":%.1f}\n",
-        preset.c_str(), long(B), long(T), model.params().size(), first_ms, ms, double(B * T) / (ms / 1000.0), loss0,
+        "\"step_ms\":%.2f,\"cpu_ms\":%.1f,\"tok_per_s\":%.0f,\"loss_first\":%.5f,\"loss\":%.5f,\"arena_mb\":%.1f}\n",
+        preset.c_str(), long(B), long(T), model.params().size(), first_ms, ms, cpu_ms, double(B * T) / (ms / 1000.0), loss0,
         loss, double(model.arena_bytes()) / 1048576.0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

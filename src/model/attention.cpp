@@ -173,17 +173,20 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
   float* dqI = c.arena.zeros(N * HI * cI);
   float* dlam = c.arena.zeros(N * HI);
   float* dK_all = c.arena.zeros(int64_t(c.nthreads) * std::max<int64_t>(1, NE * cI));
-  double loss = 0;
+  // Same bits for the same thread count (exact resume): per-thread partials (loss, dK) over a static
+  // round-robin split of the rows, summed in thread order.
+  std::vector<double> loss_part(static_cast<size_t>(c.nthreads), 0.0);
   const float* Ce = s.cmp.out;
-#pragma omp parallel reduction(+ : loss)
+#pragma omp parallel
   {
+    double& loss = loss_part[size_t(omp_get_thread_num())];
     float* dK = dK_all + int64_t(omp_get_thread_num()) * std::max<int64_t>(1, NE * cI);
     std::vector<float> Pt(static_cast<size_t>(smax)), lg(static_cast<size_t>(smax));
     std::vector<float> pv(static_cast<size_t>(topk)), piv(static_cast<size_t>(topk)), gpiv(static_cast<size_t>(topk));
     float* p = pv.data();
     float* pi = piv.data();
     float* gpi = gpiv.data();
-#pragma omp for schedule(dynamic, 8)
+#pragma omp for schedule(static, 8)
     for (int64_t i = 0; i < N; ++i) {
       const int64_t nv = en.nvis[size_t(i)], base = en.base[size_t(i)];
       if (nv == 0) continue;
@@ -245,6 +248,8 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
       }
     }
   }
+  double loss = 0;
+  for (double v : loss_part) loss += v;
   if (!c.training) return loss * coeff;  // inference: the loss value only
   float* dK = dK_all;
   for (int th = 1; th < c.nthreads; ++th) {
@@ -392,7 +397,7 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
     float* dkv = tl + int64_t(omp_get_thread_num()) * per;
     float* dC = dkv + N * hd;
     float* dsink = dC + NE * hd;
-#pragma omp for schedule(dynamic, 8)
+#pragma omp for schedule(static, 8)  // static: per-thread partials, same bits every run
     for (int64_t i = 0; i < N; ++i) {
       const int32_t* comp = s.comp + i * s.cmax;
       const int64_t nc = s.ncomp[i];

@@ -106,7 +106,9 @@ struct MoeSaved {
   std::vector<int64_t> counts, offsets;             // per expert
   int32_t* order_tok = nullptr;                     // [N*k] token of each dispatched row
   int32_t* order_slot = nullptr;                    // [N*k] its slot
-  float *xg = nullptr, *g = nullptr, *u = nullptr, *h = nullptr;  // [N*k,d], [N*k,f] x3
+  float *xg = nullptr, *we = nullptr;                              // [N*k,d] routed rows (expert order), [N*k]
+                                                                  // their routing weights
+  float *g = nullptr, *u = nullptr, *h = nullptr;                 // [N*k,f] x3
   float *sg = nullptr, *su = nullptr, *sh = nullptr;              // shared expert [N, fs]
   std::vector<int64_t> load;                                      // [E]
 };

@@ -10,8 +10,19 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/moe_experts.hpp"
 
 namespace trex::model::detail {
+
+// The weights (and gradients) of experts first .. first+count-1 of block b, for the grouped expert kernels.
+static std::vector<nn::ExpertWeights> expert_weights(Ctx& c, const BlockOff& b, int64_t first, int64_t count) {
+  std::vector<nn::ExpertWeights> ew(static_cast<size_t>(count));
+  for (int64_t j = 0; j < count; ++j) {
+    const size_t e = size_t(first + j);
+    ew[size_t(j)] = {c.p(b.w1[e]), c.p(b.w3[e]), c.p(b.w2[e]), c.g(b.w1[e]), c.g(b.w3[e]), c.g(b.w2[e])};
+  }
+  return ew;
+}
 
 double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, const int32_t* tokens, MoeSaved& s,
                    float* out) {
@@ -64,8 +75,12 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   }
   const int64_t R_ = N * k;
   s.xg = c.arena.floats(R_ * d);
+  s.we = c.arena.floats(R_);
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) std::memcpy(s.xg + r * d, x + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
+  for (int64_t r = 0; r < R_; ++r) {
+    std::memcpy(s.xg + r * d, x + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
+    s.we[r] = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
+  }
   // dispatch to the ranks owning the experts (one process: all experts are local)
   {
     const int64_t cnt[1] = {R_};
@@ -75,24 +90,8 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   s.u = c.arena.floats(R_ * f);
   s.h = c.arena.floats(R_ * f);
   float* yg = c.arena.floats(R_ * d);
-  for (int64_t e = 0; e < E; ++e) {  // grouped expert GEMMs
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
-    if (n == 0) continue;
-    nn::linear(s.xg + o * d, c.p(b.w1[size_t(e)]), s.g + o * f, n, f, d);
-    nn::linear(s.xg + o * d, c.p(b.w3[size_t(e)]), s.u + o * f, n, f, d);
-  }
-  nn::swiglu_forward(s.g, s.u, s.h, R_ * f, limit);
-  float* hw = c.arena.floats(R_ * f);  // routing weight applied before W2
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) {
-    const float wr = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
-    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr;
-  }
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
-    if (n == 0) continue;
-    nn::linear(hw + o * f, c.p(b.w2[size_t(e)]), yg + o * d, n, d, f);
-  }
+  const auto ew = expert_weights(c, b, 0, E);
+  nn::experts_forward(ew, s.offsets.data(), {d, f, limit}, s.xg, s.we, s.g, s.u, s.h, yg, c.arena);
   {
     const int64_t cnt[1] = {R_};
     c.pg.all_to_all_rows(yg, cnt, yg, cnt, d);  // combine
@@ -158,41 +157,12 @@ void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, 
     const int64_t cnt[1] = {R_};
     c.pg.all_to_all_rows(dyg, cnt, dyg, cnt, d);
   }
-  float* hw = c.arena.floats(R_ * f);
-  float* dhw = c.arena.floats(R_ * f);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) {
-    const float wr = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
-    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr;
-  }
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
-    if (n == 0) continue;
-    nn::linear_backward(hw + o * f, c.p(b.w2[size_t(e)]), dyg + o * d, dhw + o * f, c.g(b.w2[size_t(e)]), n, d, f);
-  }
-  float* dw = c.arena.zeros(N * k);
-  float* dh = c.arena.floats(R_ * f);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) {
-    const int64_t wi = int64_t(s.order_tok[r]) * k + s.order_slot[r];
-    float acc = 0;
-    for (int64_t j = 0; j < f; ++j) {
-      acc += dhw[r * f + j] * s.h[r * f + j];
-      dh[r * f + j] = dhw[r * f + j] * s.w[wi];
-    }
-    dw[wi] = acc;  // each (token, slot) appears once
-  }
-  float* dg = c.arena.floats(R_ * f);
-  float* du = c.arena.floats(R_ * f);
-  nn::swiglu_backward(s.g, s.u, dh, dg, du, R_ * f, limit);
   float* dxg = c.arena.floats(R_ * d);
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
-    if (n == 0) continue;
-    nn::linear_backward(s.xg + o * d, c.p(b.w1[size_t(e)]), dg + o * f, dxg + o * d, c.g(b.w1[size_t(e)]), n, f, d);
-    nn::linear_backward(s.xg + o * d, c.p(b.w3[size_t(e)]), du + o * f, dxg + o * d, c.g(b.w3[size_t(e)]), n, f, d,
-                        true);
-  }
+  float* dwe = c.arena.floats(R_);  // gradient of each row's routing weight
+  const auto ew = expert_weights(c, b, 0, E);
+  nn::experts_backward(ew, s.offsets.data(), {d, f, limit}, s.xg, s.we, s.g, s.u, s.h, dyg, dxg, dwe, c.arena);
+  float* dw = c.arena.zeros(N * k);
+  for (int64_t r = 0; r < R_; ++r) dw[int64_t(s.order_tok[r]) * k + s.order_slot[r]] = dwe[r];  // once each
   {
     const int64_t cnt[1] = {R_};
     c.pg.all_to_all_rows(dxg, cnt, dxg, cnt, d);

@@ -1,9 +1,37 @@
 // Row-major single-precision GEMM through OpenBLAS (cblas_sgemm), plus a readable reference loop used by the
 // tests. C[m,n] = alpha * op(A) op(B) + beta * C, op = transpose when the flag is set.
+//
+// Threads: trex runs ONE thread pool, OpenMP's. OpenBLAS is driven single-threaded (its own pthread pool
+// would spin beside OpenMP on the 2 cores, MACHINE.md §2) and the GEMMs are spread over the OpenMP threads
+// here: a batch of independent GEMMs (gemm_batch: the experts of an MoE layer, the dx and dW products of a
+// linear's backward) runs one GEMM per thread, dynamically scheduled; a batch smaller than the thread count
+// has its GEMMs cut into row (or column) blocks of C. Called inside a parallel region, everything runs on the
+// calling thread.
 #pragma once
 #include <cstdint>
+#include <span>
 
 namespace trex::nn {
+
+// One C = alpha op(A) op(B) + beta C.
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  float beta = 0.0f;
+  float* c = nullptr;
+  int64_t ldc = 0;
+};
+
+// Runs every call; the calls' C blocks must not overlap (they may run at the same time). Same result, bit for
+// bit, whatever the thread count (each C element is computed by one sgemm over the full k).
+void gemm_batch(std::span<const GemmCall> calls);
+// The reference: the calls one after another through gemm_reference.
+void gemm_batch_reference(std::span<const GemmCall> calls);
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
@@ -13,14 +41,30 @@ void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // y[m,n] = x[m,k] W[n,k]^T (+ y if accumulate): the nn.Linear convention (weights [out, in]).
-inline void linear(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k, bool accumulate = false) {
-  gemm(false, true, m, n, k, 1.0f, x, k, w, k, accumulate ? 1.0f : 0.0f, y, n);
+inline GemmCall linear_call(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
+                            bool accumulate = false) {
+  return GemmCall{false, true, m, n, k, 1.0f, x, k, w, k, accumulate ? 1.0f : 0.0f, y, n};
 }
-// Backward of linear: dx[m,k] (+)= dy[m,n] W[n,k]; dW[n,k] += dy^T x.
+inline void linear(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k, bool accumulate = false) {
+  const GemmCall c = linear_call(x, w, y, m, n, k, accumulate);
+  gemm_batch({&c, 1});
+}
+// Backward of linear: dx[m,k] (+)= dy[m,n] W[n,k]; dW[n,k] += dy^T x. The two products are independent and
+// have the same FLOPs: they run side by side.
+inline GemmCall linear_dx_call(const float* w, const float* dy, float* dx, int64_t m, int64_t n, int64_t k,
+                               bool accumulate_dx) {
+  return GemmCall{false, false, m, k, n, 1.0f, dy, n, w, k, accumulate_dx ? 1.0f : 0.0f, dx, k};
+}
+inline GemmCall linear_dw_call(const float* x, const float* dy, float* dw, int64_t m, int64_t n, int64_t k) {
+  return GemmCall{true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k};
+}
 inline void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, int64_t m,
                             int64_t n, int64_t k, bool accumulate_dx = false) {
-  if (dx) gemm(false, false, m, k, n, 1.0f, dy, n, w, k, accumulate_dx ? 1.0f : 0.0f, dx, k);
-  if (dw) gemm(true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k);
+  GemmCall calls[2];
+  int count = 0;
+  if (dx) calls[count++] = linear_dx_call(w, dy, dx, m, n, k, accumulate_dx);
+  if (dw) calls[count++] = linear_dw_call(x, dy, dw, m, n, k);
+  gemm_batch({calls, size_t(count)});
 }
 
 }  // namespace trex::nn

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <span>
+#include <vector>
 
 namespace trex::nn {
 
@@ -32,9 +34,13 @@ void rmsnorm_forward(const float* x, const float* w, float* y, float* rstd, int6
 void rmsnorm_backward(const float* x, const float* w, const float* rstd, const float* dy, float* dx, float* dw,
                       int64_t rows, int64_t dim, bool accumulate) {
   const bool par = rows * dim > 32768;
-#pragma omp parallel if (par)
+  const int threads = par ? omp_get_max_threads() : 1;
+  // dw: per-thread partials over a static split, added in thread order (same bits every run)
+  std::vector<float> dw_parts(dw && w ? size_t(threads) * size_t(dim) : 0, 0.0f);
+#pragma omp parallel num_threads(threads)
   {
-    std::vector<float> dw_local(dw && w ? size_t(dim) : 0, 0.0f);
+    std::span<float> dw_local;
+    if (!dw_parts.empty()) dw_local = {dw_parts.data() + size_t(omp_get_thread_num()) * size_t(dim), size_t(dim)};
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < rows; ++i) {
       const float* xi = x + i * dim;
@@ -52,11 +58,9 @@ void rmsnorm_backward(const float* x, const float* w, const float* rstd, const f
       if (!dw_local.empty())
         for (int64_t j = 0; j < dim; ++j) dw_local[size_t(j)] += gi[j] * xi[j] * r;
     }
-    if (!dw_local.empty()) {
-#pragma omp critical
-      for (int64_t j = 0; j < dim; ++j) dw[j] += dw_local[size_t(j)];
-    }
   }
+  for (int t = 0; t < threads && !dw_parts.empty(); ++t)
+    for (int64_t j = 0; j < dim; ++j) dw[j] += dw_parts[size_t(t) * size_t(dim) + size_t(j)];
 }
 
 void rmsnorm_forward_ref(const float* x, const float* w, float* y, float* rstd, int64_t rows, int64_t dim, float eps) {
@@ -324,8 +328,9 @@ float sqrt_softplus_grad(float s, float a) { return a > 0 ? sigmoidf(s) / (2.0f 
 // ============================== cross-entropy ==============================
 double softmax_xent(const float* logits, const int32_t* target, float* dlogits, int64_t rows, int64_t vocab,
                     float scale) {
-  double total = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
+  // per-row losses summed in row order afterwards: the same bits whatever the thread count
+  std::vector<double> row_loss(static_cast<size_t>(rows), 0.0);
+#pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
     const float* li = logits + i * vocab;
     float* di = dlogits + i * vocab;
@@ -341,12 +346,14 @@ double softmax_xent(const float* logits, const int32_t* target, float* dlogits, 
 #pragma omp simd reduction(+ : s)
     for (int64_t j = 0; j < vocab; ++j) s += (di[j] = fast_expf(li[j] - mx));  // one exp pass
     const float lse = mx + std::log(s);
-    total += double(lse - lt) * scale;
+    row_loss[size_t(i)] = double(lse - lt) * scale;
     const float f = scale / s;
 #pragma omp simd
     for (int64_t j = 0; j < vocab; ++j) di[j] *= f;
     di[target[i]] -= scale;
   }
+  double total = 0;
+  for (double v : row_loss) total += v;
   return total;
 }
 

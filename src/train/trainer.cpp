@@ -149,10 +149,9 @@ json train(const TrainOptions& opt) {
                                 "setting)", k, was.value(k, json()).dump(), resume_dir->string(), v.dump()));
   }
 
-  // Threads: the model's GEMMs run on OpenBLAS's own pthread pool and its element-wise loops on OpenMP. Two
-  // spinning pools on 2 cores fight (measured: 65% of the time in libgomp's spin-wait, 5x slower), so unless
-  // OMP_NUM_THREADS is set explicitly the element-wise regions run on the calling thread and only BLAS fans out.
-  if (!std::getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
+  // Threads: one pool, OpenMP's (OMP_NUM_THREADS, default all cores). The model drives OpenBLAS single-threaded
+  // and spreads its GEMMs over the OpenMP threads itself (nn/gemm.hpp): two pools spinning on 2 cores fight.
+
 
   // --- model, optimizer, loader ---
   model::Model model(cfg);

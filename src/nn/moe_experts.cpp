@@ -1,0 +1,188 @@
+// Grouped routed-expert compute (see moe_experts.hpp).
+#include "nn/moe_experts.hpp"
+
+#include <omp.h>
+
+#include <vector>
+
+#include "nn/gemm.hpp"
+#include "nn/ops.hpp"
+
+namespace trex::nn {
+
+namespace {
+
+constexpr int64_t kBlockRows = 128;  // rows per task: a block's g, u (128 x f) stay in L2 between the GEMMs
+
+struct Task {
+  int64_t expert, r0, r1;
+};
+
+// (expert, row block) tasks, largest experts first so the dynamic schedule ends balanced.
+void make_tasks(std::span<const ExpertWeights> experts, const int64_t* offsets, std::vector<Task>& tasks) {
+  tasks.clear();
+  for (int64_t e = 0; e < int64_t(experts.size()); ++e)
+    for (int64_t r = offsets[e]; r < offsets[e + 1]; r += kBlockRows)
+      tasks.push_back(Task{e, r, std::min(offsets[e + 1], r + kBlockRows)});
+}
+
+void scale_rows(const float* h, const float* w, float* hw, int64_t rows, int64_t f) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float wr = w[r];
+#pragma omp simd
+    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = h[r * f + j] * wr;
+  }
+}
+
+bool parallel_ok() { return !omp_in_parallel() && omp_get_max_threads() > 1; }
+
+}  // namespace
+
+void experts_forward(std::span<const ExpertWeights> experts, const int64_t* offsets, const ExpertShape& s,
+                     const float* x, const float* w, float* g, float* u, float* h, float* y, Arena& scratch) {
+  const int64_t d = s.d, f = s.f;
+  const auto mark = scratch.mark();
+  const int threads = parallel_ok() ? omp_get_max_threads() : 1;
+  float* hw_all = scratch.floats(threads * kBlockRows * f);  // per thread: (w * h) of the current block
+  std::vector<Task> tasks;
+  make_tasks(experts, offsets, tasks);
+  const int64_t nt = int64_t(tasks.size());
+  gemm_batch({});  // makes OpenBLAS single-threaded before the tasks call it
+#pragma omp parallel num_threads(threads)
+  {
+    float* hw = hw_all + omp_get_thread_num() * kBlockRows * f;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < nt; ++t) {
+      const Task& k = tasks[size_t(t)];
+      const ExpertWeights& e = experts[size_t(k.expert)];
+      const int64_t o = k.r0, n = k.r1 - k.r0;
+      const GemmCall up[2] = {linear_call(x + o * d, e.w1, g + o * f, n, f, d),
+                              linear_call(x + o * d, e.w3, u + o * f, n, f, d)};
+      gemm_batch(up);  // inside the parallel region: runs on this thread
+      swiglu_forward(g + o * f, u + o * f, h + o * f, n * f, s.limit);
+      scale_rows(h + o * f, w + o, hw, n, f);
+      const GemmCall down = linear_call(hw, e.w2, y + o * d, n, d, f);
+      gemm_batch({&down, 1});
+    }
+  }
+  scratch.release(mark);
+}
+
+void experts_forward_reference(std::span<const ExpertWeights> experts, const int64_t* offsets, const ExpertShape& s,
+                               const float* x, const float* w, float* g, float* u, float* h, float* y,
+                               Arena& scratch) {
+  const int64_t d = s.d, f = s.f, E = int64_t(experts.size()), rows = offsets[E];
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets[e], n = offsets[e + 1] - o;
+    if (n == 0) continue;
+    linear(x + o * d, experts[size_t(e)].w1, g + o * f, n, f, d);
+    linear(x + o * d, experts[size_t(e)].w3, u + o * f, n, f, d);
+  }
+  swiglu_forward(g, u, h, rows * f, s.limit);
+  const auto mark = scratch.mark();
+  float* hw = scratch.floats(rows * f);  // routing weight applied before W2
+  scale_rows(h, w, hw, rows, f);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets[e], n = offsets[e + 1] - o;
+    if (n == 0) continue;
+    linear(hw + o * f, experts[size_t(e)].w2, y + o * d, n, d, f);
+  }
+  scratch.release(mark);
+}
+
+void experts_backward(std::span<const ExpertWeights> experts, const int64_t* offsets, const ExpertShape& s,
+                      const float* x, const float* w, const float* g, const float* u, const float* h, const float* dy,
+                      float* dx, float* dw, Arena& scratch) {
+  const int64_t d = s.d, f = s.f, E = int64_t(experts.size()), rows = offsets[E];
+  if (rows == 0) return;
+  const auto mark = scratch.mark();
+  float* hw = scratch.floats(rows * f);
+  float* dg = scratch.floats(rows * f);
+  float* du = scratch.floats(rows * f);
+  std::vector<Task> tasks;
+  make_tasks(experts, offsets, tasks);
+  const int64_t nt = int64_t(tasks.size());
+  gemm_batch({});
+  // 1. per row block: dhw = dy W2, dw = <dhw, h>, dh = w dhw, (dg, du) = SwiGLU', dx = dg W1 + du W3
+  const int threads = parallel_ok() ? omp_get_max_threads() : 1;
+  float* dhw_all = scratch.floats(threads * kBlockRows * f);
+#pragma omp parallel num_threads(threads)
+  {
+    float* dhw = dhw_all + omp_get_thread_num() * kBlockRows * f;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < nt; ++t) {
+      const Task& k = tasks[size_t(t)];
+      const ExpertWeights& e = experts[size_t(k.expert)];
+      const int64_t o = k.r0, n = k.r1 - k.r0;
+      const GemmCall back = {false, false, n, f, d, 1.0f, dy + o * d, d, e.w2, f, 0.0f, dhw, f};
+      gemm_batch({&back, 1});
+      for (int64_t r = 0; r < n; ++r) {
+        const float* hr = h + (o + r) * f;
+        float* q = dhw + r * f;
+        const float wr = w[o + r];
+        float acc = 0;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t j = 0; j < f; ++j) {
+          acc += q[j] * hr[j];
+          q[j] *= wr;  // now dh
+        }
+        dw[o + r] = acc;
+      }
+      swiglu_backward(g + o * f, u + o * f, dhw, dg + o * f, du + o * f, n * f, s.limit);
+      scale_rows(h + o * f, w + o, hw + o * f, n, f);
+      const GemmCall in[2] = {linear_dx_call(e.w1, dg + o * f, dx + o * d, n, f, d, false),
+                              linear_dx_call(e.w3, du + o * f, dx + o * d, n, f, d, true)};
+      gemm_batch({&in[0], 1});
+      gemm_batch({&in[1], 1});  // accumulates onto the first: in order
+    }
+  }
+  // 2. weight gradients: one GEMM per (expert, matrix), over all of the expert's rows
+  std::vector<GemmCall> wg;
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets[e], n = offsets[e + 1] - o;
+    if (n == 0) continue;
+    const ExpertWeights& ew = experts[size_t(e)];
+    wg.push_back(linear_dw_call(hw + o * f, dy + o * d, ew.g2, n, d, f));
+    wg.push_back(linear_dw_call(x + o * d, dg + o * f, ew.g1, n, f, d));
+    wg.push_back(linear_dw_call(x + o * d, du + o * f, ew.g3, n, f, d));
+  }
+  gemm_batch(wg);
+  scratch.release(mark);
+}
+
+void experts_backward_reference(std::span<const ExpertWeights> experts, const int64_t* offsets,
+                                const ExpertShape& s, const float* x, const float* w, const float* g, const float* u,
+                                const float* h, const float* dy, float* dx, float* dw, Arena& scratch) {
+  const int64_t d = s.d, f = s.f, E = int64_t(experts.size()), rows = offsets[E];
+  if (rows == 0) return;
+  const auto mark = scratch.mark();
+  float* hw = scratch.floats(rows * f);
+  float* dhw = scratch.floats(rows * f);
+  float* dh = scratch.floats(rows * f);
+  float* dg = scratch.floats(rows * f);
+  float* du = scratch.floats(rows * f);
+  scale_rows(h, w, hw, rows, f);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets[e], n = offsets[e + 1] - o;
+    if (n == 0) continue;
+    linear_backward(hw + o * f, experts[size_t(e)].w2, dy + o * d, dhw + o * f, experts[size_t(e)].g2, n, d, f);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float acc = 0;
+    for (int64_t j = 0; j < f; ++j) {
+      acc += dhw[r * f + j] * h[r * f + j];
+      dh[r * f + j] = dhw[r * f + j] * w[r];
+    }
+    dw[r] = acc;
+  }
+  swiglu_backward(g, u, dh, dg, du, rows * f, s.limit);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets[e], n = offsets[e + 1] - o;
+    if (n == 0) continue;
+    linear_backward(x + o * d, experts[size_t(e)].w1, dg + o * f, dx + o * d, experts[size_t(e)].g1, n, f, d);
+    linear_backward(x + o * d, experts[size_t(e)].w3, du + o * f, dx + o * d, experts[size_t(e)].g3, n, f, d, true);
+  }
+  scratch.release(mark);
+}
+
+}  // namespace trex::nn
