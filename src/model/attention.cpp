@@ -166,6 +166,17 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
     for (int64_t j = 0; j < kt; ++j) sel[j] += int32_t(base);
     for (int64_t j = kt; j < topk; ++j) sel[j] = -1;
   }
+  // The entries the KL loss (and the main attention) use: the top-k, or every visible entry in the dense
+  // warm-up.
+  const bool dense = cfg.indexer_dense_warmup;
+  const int64_t kstride = dense ? smax : topk;
+  const int32_t* kl_sel = s.sel;
+  if (dense) {
+    int32_t* all = c.arena.ints(N * smax);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t e = 0; e < smax; ++e) all[i * smax + e] = e < en.nvis[size_t(i)] ? int32_t(en.base[size_t(i)] + e) : -1;
+    kl_sel = all;
+  }
 
   // KL(p || softmax(I at top-k)); p from the detached main q and compressed entries (no window, no sink).
   const double coeff = cfg.indexer_loss_coeff / double(seq.B * seq.T);
@@ -182,7 +193,8 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
     double& loss = loss_part[size_t(omp_get_thread_num())];
     float* dK = dK_all + int64_t(omp_get_thread_num()) * std::max<int64_t>(1, NE * cI);
     std::vector<float> Pt(static_cast<size_t>(smax)), lg(static_cast<size_t>(smax));
-    std::vector<float> pv(static_cast<size_t>(topk)), piv(static_cast<size_t>(topk)), gpiv(static_cast<size_t>(topk));
+    std::vector<float> pv(static_cast<size_t>(kstride)), piv(static_cast<size_t>(kstride)),
+        gpiv(static_cast<size_t>(kstride));
     float* p = pv.data();
     float* pi = piv.data();
     float* gpi = gpiv.data();
@@ -190,7 +202,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
     for (int64_t i = 0; i < N; ++i) {
       const int64_t nv = en.nvis[size_t(i)], base = en.base[size_t(i)];
       if (nv == 0) continue;
-      const int64_t kt = std::min(topk, nv);
+      const int64_t kt = dense ? nv : std::min(topk, nv);
       std::fill(Pt.begin(), Pt.begin() + nv, 0.0f);
       for (int64_t h = 0; h < H; ++h) {
         const float* q = s.q + (i * H + h) * hd;
@@ -207,7 +219,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
         for (int64_t e = 0; e < nv; ++e) sum += (lg[size_t(e)] = std::exp(lg[size_t(e)] - mx));
         for (int64_t e = 0; e < nv; ++e) Pt[size_t(e)] += lg[size_t(e)] / sum;
       }
-      const int32_t* sel = s.sel + i * topk;
+      const int32_t* sel = kl_sel + i * kstride;
       const float* I = scores + i * smax;
       float psum = 0, mx = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < kt; ++j) {
@@ -302,7 +314,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
     compressor_forward(c, seq, *en, xa, b.cmp, hd, b.kind == AttnKind::CSA, rope, s.cmp);
     if (b.kind == AttnKind::CSA) {
       idx_loss = indexer_forward(c, seq, b, xa, s);
-      s.cmax = cfg.index_topk;
+      s.cmax = cfg.indexer_dense_warmup ? en->max_nvis : cfg.index_topk;
     } else {
       s.cmax = en->max_nvis;
     }
@@ -319,11 +331,11 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   for (int64_t i = 0; i < N; ++i) {
     int32_t* comp = s.comp + i * s.cmax;
     int32_t nc = 0;
-    if (b.kind == AttnKind::CSA) {
+    if (b.kind == AttnKind::HCA || (b.kind == AttnKind::CSA && cfg.indexer_dense_warmup)) {
+      for (int32_t e = 0; e < en->nvis[size_t(i)]; ++e) comp[nc++] = en->base[size_t(i)] + e;
+    } else if (b.kind == AttnKind::CSA) {
       for (int64_t j = 0; j < cfg.index_topk; ++j)
         if (s.sel[i * cfg.index_topk + j] >= 0) comp[nc++] = s.sel[i * cfg.index_topk + j];
-    } else if (b.kind == AttnKind::HCA) {
-      for (int32_t e = 0; e < en->nvis[size_t(i)]; ++e) comp[nc++] = en->base[size_t(i)] + e;
     }
     s.ncomp[i] = nc;
     const int64_t ws = std::max<int64_t>(seq.doc_start[size_t(i)], i - w + 1), nw = i - ws + 1;

@@ -181,6 +181,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& w
     r3.opt("hash_seed", c.hash_seed);
     r3.opt("init_std", c.init_std);
     r3.opt("clamp_shared_expert", c.clamp_shared_expert);
+    r3.opt("indexer_dense_warmup", c.indexer_dense_warmup);
   }
   c.validate(where);
   return c;
@@ -298,6 +299,7 @@ nlohmann::json ModelConfig::to_hf_json() const {
                {"mtp_loss_weight", mtp_loss_weight},       {"bias_update_rate", bias_update_rate},
                {"hash_seed", hash_seed},                   {"init_std", init_std},
                {"clamp_shared_expert", clamp_shared_expert}};
+  if (indexer_dense_warmup) j["trex"]["indexer_dense_warmup"] = true;
   return j;
 }
 

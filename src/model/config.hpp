@@ -77,6 +77,10 @@ struct ModelConfig {
   uint64_t hash_seed = 1234;             // hash table of layer l is built from hash_seed + l (§16.12)
   double init_std = 0.02;                // N(0, init_std) for matrices
   bool clamp_shared_expert = false;      // §16.7
+  // Dense indexer warm-up (DEEPSEEK_V4.md §5, V3.2 recipe): CSA layers attend to EVERY visible compressed entry
+  // (no top-k) and the indexer's KL loss runs over all visible entries instead of its top-k; the indexer still
+  // learns only from that loss (inputs detached). Training then usually updates the indexer alone.
+  bool indexer_dense_warmup = false;
 
   // --- derived ---
   int64_t n_layers_total() const { return num_hidden_layers + num_nextn_predict_layers; }

@@ -372,6 +372,7 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
   int64_t Tprev = T;
   double mtp_sum = 0;
   std::vector<float*> dml(size_t(n_mtp), nullptr);
+  for (auto& ms : I.mtp) ms.Tm = 0;  // modules beyond a too-short batch stay empty
   for (int64_t i = 0; i < n_mtp; ++i) {
     MtpSaved& ms = I.mtp[size_t(i)];
     const MtpOff& mo = I.mtp_off[size_t(i)];
@@ -431,19 +432,23 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
 
   // ---------------------------------------------------------------- backward
   float* dXL = I.arena.zeros(N * n * d);  // gradient wrt the final residual X (main head + MTP inputs)
+  // Chained MTP (§8): module i reads the block output of module i-1 (module 0: X), so the backward runs from
+  // the last module down, each adding its input gradient to the output gradient of the module before it.
+  std::vector<float*> dXout(size_t(n_mtp), nullptr);  // gradient wrt each module's block output
+  for (int64_t i = 0; i < n_mtp; ++i)
+    if (I.mtp[size_t(i)].Tm > 0) dXout[size_t(i)] = I.arena.zeros(B * I.mtp[size_t(i)].Tm * n * d);
   for (int64_t i = n_mtp - 1; i >= 0; --i) {
     MtpSaved& ms = I.mtp[size_t(i)];
     const MtpOff& mo = I.mtp_off[size_t(i)];
     const int64_t Tm = ms.Tm;
     if (Tm <= 0) continue;
-    if (i != 0) throw Error("model: backward through more than one MTP module is not implemented");
     const int64_t Nm = B * Tm;
     const size_t bi = size_t(Lm + i);
     float* dfn = I.arena.floats(Nm * d);
     nn::linear_backward(ms.fn, c.p(I.head), dml[size_t(i)], dfn, c.g(I.head), Nm, V, d);
     float* dh = I.arena.floats(Nm * d);
     nn::rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false);
-    float* dXo = I.arena.zeros(Nm * n * d);
+    float* dXo = dXout[size_t(i)];
     hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
     float* dXm = I.arena.zeros(Nm * n * d);
     {
@@ -456,8 +461,10 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
     nn::linear_backward(ms.hn, c.p(mo.h_proj), dXm, dhn, c.g(mo.h_proj), Nm * n, d, d);
     float* dXin = I.arena.floats(Nm * n * d);
     nn::rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false);
+    float* dprev = i == 0 ? dXL : dXout[size_t(i - 1)];  // gradient wrt this module's input rows
+    const int64_t Tprev_i = i == 0 ? T : I.mtp[size_t(i - 1)].Tm;
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t j = 0; j < Tm * n * d; ++j) dXL[b * T * n * d + j] += dXin[b * Tm * n * d + j];
+      for (int64_t j = 0; j < Tm * n * d; ++j) dprev[b * Tprev_i * n * d + j] += dXin[b * Tm * n * d + j];
     float* dep = I.arena.zeros(Nm * d);
     for (int64_t r = 0; r < Nm; ++r)
       for (int64_t k = 0; k < n; ++k)

@@ -6,7 +6,8 @@
 
 namespace trex::train {
 
-std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated) {
+std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated,
+                                        bool indexer_only) {
   std::vector<TensorSlot> slots;
   updated.clear();
   for (const auto& p : m.param_table()) {
@@ -20,7 +21,8 @@ std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_route
     const std::string suffix = "ffn.gate.weight";
     const bool router = p.name.size() >= suffix.size() &&
                         p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    s.trainable = p.trainable && !(freeze_router && router);
+    const bool indexer = p.name.find(".attn.indexer.") != std::string::npos;
+    s.trainable = p.trainable && !(freeze_router && router) && (!indexer_only || indexer);
     if (s.trainable) updated.emplace_back(s.offset, s.numel);
     slots.push_back(std::move(s));
   }

@@ -15,9 +15,11 @@ namespace trex::train {
 
 using TensorRanges = std::vector<std::pair<int64_t, int64_t>>;  // (offset, numel) in the flat buffers
 
-// Optimizer slots for the model's tensors; with freeze_router the gate weights are not trainable. `updated`
-// receives the ranges the optimizer updates (the gradient norm and clipping cover exactly these).
-std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated);
+// Optimizer slots for the model's tensors; with freeze_router the gate weights are not trainable, with
+// indexer_only (dense indexer warm-up) only the lightning indexers' tensors are. `updated` receives the ranges
+// the optimizer updates (the gradient norm and clipping cover exactly these).
+std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated,
+                                        bool indexer_only = false);
 
 // zero_grad, forward_backward of every micro-batch, gradients and losses divided by their count,
 // reduce_gradients. Returns the averaged losses.

@@ -43,6 +43,7 @@ json run_identity(const TrainOptions& o, int64_t seq_len, const std::string& tok
           {"seq_len", seq_len},
           {"seed", o.seed},
           {"freeze_router", o.freeze_router},
+          {"indexer_warmup", o.indexer_warmup},
           {"data_tokenizer_sha256", tokenizer_sha},
           {"data_sequences", sequences}};
 }
@@ -132,6 +133,14 @@ json train(const TrainOptions& opt) {
                                ? model::load_model_config((fs::is_directory(o.init) ? o.init : o.init.parent_path()).string())
                                : model::load_model_config(o.config.empty() ? std::string("tiny") : o.config);
 
+  cfg.indexer_dense_warmup = o.indexer_warmup;  // a run option, not a property of the weights
+  if (o.indexer_warmup) {
+    bool has_csa = false;
+    for (int64_t l = 0; l < cfg.num_hidden_layers + cfg.num_nextn_predict_layers; ++l)
+      has_csa = has_csa || cfg.kind(l) == model::AttnKind::CSA;
+    if (!has_csa) throw Error("--indexer-warmup: the model has no CSA layer (no lightning indexer to train)");
+  }
+
   const int64_t cpt_seq = o.seq_len > 0 ? o.seq_len : 256;
   auto dataset = text::open_dataset(o.data, size_t(cpt_seq));
   const int64_t T = int64_t(dataset->seq_len());
@@ -166,7 +175,7 @@ json train(const TrainOptions& opt) {
   ocfg.kind = parse_optimizer(o.optimizer);
   ocfg.weight_decay = o.weight_decay;
   TensorRanges norm_ranges;  // the tensors the optimizer updates
-  std::vector<TensorSlot> slots = optimizer_slots(model, o.freeze_router, norm_ranges);
+  std::vector<TensorSlot> slots = optimizer_slots(model, o.freeze_router, norm_ranges, o.indexer_warmup);
   Optimizer optimizer(std::move(slots), int64_t(model.params().size()), ocfg);
 
   text::LoaderConfig lcfg;
@@ -280,7 +289,8 @@ json train(const TrainOptions& opt) {
     const double lr = lr_at(step - 1, warmup, o.steps, o.lr, min_lr);
     SpikeVerdict verdict = guard.check(sum.total, gnorm);
     double clip_scale = 1;
-    if (!verdict.skip) clip_scale = apply_update(model, optimizer, norm_ranges, gnorm, o.clip, lr, !o.freeze_router);
+    if (!verdict.skip) clip_scale = apply_update(model, optimizer, norm_ranges, gnorm, o.clip, lr,
+                                                    !o.freeze_router && !o.indexer_warmup);
     done = step;
     tokens_seen += double(tokens_per_step);
     const double dt = step_timer.seconds();

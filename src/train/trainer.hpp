@@ -37,6 +37,9 @@ struct TrainOptions {
   int keep = 2;
   bool resume = false;
   bool freeze_router = false;
+  // Dense indexer warm-up (DEEPSEEK_V4.md §5, V3.2): CSA layers attend densely, the indexer's KL runs over every
+  // visible entry, and only the indexer's tensors are updated (no gate-bias update).
+  bool indexer_warmup = false;
   double peak_gflops = 433.0;      // MFU denominator (MACHINE.md §1, FP32 AVX-512 on 2 cores)
   double spike_z = 6.0;            // spike guard threshold (<= 0: off)
   int spike_window = 50;

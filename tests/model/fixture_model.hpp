@@ -12,6 +12,10 @@ namespace trex::testing {
 using namespace trex::model;
 
 inline const char* kFixture = TREX_SOURCE_DIR "/tests/model/fixtures/model_fixture.safetensors";
+// Chained MTP of depth 2 (2 layers + 2 MTP modules): gen_fixture.py - mtp2
+inline const char* kFixtureMtp2 = TREX_SOURCE_DIR "/tests/model/fixtures/model_fixture_mtp2.safetensors";
+// Dense indexer warm-up (3 layers, CSA at layer 1): gen_fixture.py - dense
+inline const char* kFixtureDense = TREX_SOURCE_DIR "/tests/model/fixtures/model_fixture_dense.safetensors";
 
 struct Loaded {
   trex::testing::Fixture fx;
@@ -22,9 +26,9 @@ struct Loaded {
   Batch batch;
 };
 
-inline std::unique_ptr<Loaded> load_fixture_model() {
+inline std::unique_ptr<Loaded> load_fixture_model(const char* path = kFixture) {
   auto L = std::make_unique<Loaded>();
-  L->fx = trex::testing::read_fixture(kFixture);
+  L->fx = trex::testing::read_fixture(path);
   L->cfg = ModelConfig::from_json(nlohmann::json::parse(L->fx.metadata["config"].get<std::string>()), "fixture");
   L->model = std::make_unique<Model>(L->cfg);
   auto& st = L->model->store();

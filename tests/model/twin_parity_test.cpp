@@ -1,6 +1,6 @@
 // Parity with the PyTorch twin (tests/reference/model/twin.py): the committed fixture holds random weights,
 // packed inputs (two documents in row 1, a loss mask), the twin's float64 logits, every loss term and every
-// parameter gradient. The C++ model (fp32) must match within the stated tolerances.
+// parameter gradient; more fixtures cover chained MTP of depth 2 and the dense indexer warm-up. The C++ model (fp32) must match within the stated tolerances.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,8 +20,10 @@ double max_abs(const std::vector<float>& v) {
 
 }  // namespace
 
-TEST(TwinParity, LogitsAndLosses) {
-  auto L = trex::testing::load_fixture_model();
+class TwinParity : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TwinParity, LogitsAndLosses) {
+  auto L = trex::testing::load_fixture_model(GetParam());
   Losses loss;
   auto logits = L->model->forward(L->batch, &loss);
   const auto& ref = L->fx.at("out/logits").f32;
@@ -43,7 +45,8 @@ TEST(TwinParity, LogitsAndLosses) {
   EXPECT_NEAR(loss.total, lv("total"), 2e-5);
   // per-expert loads of every MoE block
   for (int64_t b = 0; b < L->model->n_moe_blocks(); ++b) {
-    const std::string p = b < L->cfg.num_hidden_layers ? "layers." + std::to_string(b) + "." : "mtp.0.";
+    const int64_t Lm = L->cfg.num_hidden_layers;
+    const std::string p = b < Lm ? "layers." + std::to_string(b) + "." : "mtp." + std::to_string(b - Lm) + ".";
     const auto& ref_load = L->fx.at("load/" + p).i64;
     auto load = L->model->expert_load(b);
     ASSERT_EQ(load.size(), ref_load.size());
@@ -51,8 +54,8 @@ TEST(TwinParity, LogitsAndLosses) {
   }
 }
 
-TEST(TwinParity, EveryParameterGradient) {
-  auto L = trex::testing::load_fixture_model();
+TEST_P(TwinParity, EveryParameterGradient) {
+  auto L = trex::testing::load_fixture_model(GetParam());
   L->model->zero_grad();
   Losses loss = L->model->forward_backward(L->batch);
   EXPECT_NEAR(loss.total, double(L->fx.at("loss/total").f32[0]), 2e-5);
@@ -73,3 +76,15 @@ TEST(TwinParity, EveryParameterGradient) {
   }
   EXPECT_EQ(checked, int(st.table().size()));
 }
+
+// The main fixture (4 layers + 1 MTP), the chained-MTP fixture (2 layers + 2 MTP modules: module 1 reads
+// module 0's output, so its gradients flow back through module 0 into the trunk) and the dense indexer
+// warm-up (CSA attends to every visible compressed entry; the indexer's KL runs over all of them).
+std::string fixture_name(const ::testing::TestParamInfo<const char*>& i) {
+  static const char* const names[] = {"Main", "ChainedMtp2", "DenseIndexerWarmup"};
+  return names[i.index];
+}
+INSTANTIATE_TEST_SUITE_P(Fixtures, TwinParity,
+                         ::testing::Values(trex::testing::kFixture, trex::testing::kFixtureMtp2,
+                                           trex::testing::kFixtureDense),
+                         fixture_name);

@@ -1,6 +1,8 @@
 """Writes tests/model/fixtures/model_fixture.safetensors: the fixture config's model with random weights (seeded),
 packed inputs, the twin's logits, every loss term and every parameter gradient (computed in float64, stored as
-float32). Usage: /usr/bin/python3 tests/reference/model/gen_fixture.py [OUT]."""
+float32). Usage: /usr/bin/python3 tests/reference/model/gen_fixture.py [OUT] [VARIANT]. VARIANT "mtp2": the
+chained-MTP case (2 layers + 2 MTP modules, model_fixture_mtp2.safetensors); "dense": the dense indexer
+warm-up (model_fixture_dense.safetensors)."""
 import json
 import os
 import struct
@@ -57,10 +59,23 @@ def run(cfg, P32, tabs, tok, doc, mask, dtype):
     return logits, mtp_logits, losses, stats, grads
 
 
+# Config overrides per fixture variant (the base is fixture_config.json).
+VARIANTS = {
+    "": {},
+    # chained MTP, depth 2: module 1 reads module 0's block output; a CSA layer keeps the indexer in the chain
+    "mtp2": {"num_hidden_layers": 2, "compress_ratios": [0, 4, 0, 0], "num_nextn_predict_layers": 2},
+    # dense indexer warm-up: CSA attends to every visible compressed entry, KL over all of them
+    "dense": {"num_hidden_layers": 3, "compress_ratios": [0, 4, 8, 0], "indexer_dense_warmup": True},
+}
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "model", "fixtures",
-                                                             "model_fixture.safetensors")
+    variant = sys.argv[2] if len(sys.argv) > 2 else ""
+    name = "model_fixture.safetensors" if not variant else f"model_fixture_{variant}.safetensors"
+    out = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else os.path.join(HERE, "..", "..", "model",
+                                                                                     "fixtures", name)
     cfg = load_cfg(os.path.join(HERE, "fixture_config.json"))
+    cfg.update(VARIANTS[variant])
     gen = torch.Generator().manual_seed(20260401)
     P32 = twin.random_params(cfg, gen, torch.float32)
     tabs = twin.hash_tables(cfg, gen)

@@ -268,6 +268,9 @@ def attention(P, p, x, doc_row, layer, cfg, stats):
             kt = torch.clamp(nvis, max=cfg["index_topk"])
             sel = (stable_topk_rank(Im) < kt[:, None]) & vis
             stats.setdefault("selected", []).append(sel)
+            if cfg.get("indexer_dense_warmup", False):
+                # dense warm-up (V3.2): KL over every visible entry, and the main attention uses them all
+                sel = vis
             # indexer KL loss (§16.5): target from detached main q and compressed entries
             big = torch.finfo(x.dtype).min
             lt = torch.einsum("thc,sc->ths", q.detach(), Ce.detach()) / math.sqrt(c)
