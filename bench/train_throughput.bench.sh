@@ -4,7 +4,8 @@
 # micro-batches (synthetic OR corpus, byte-level BPE, CPT windows of SEQ tokens). Both sides run with the
 # OpenBLAS variables unset (auto-detected AVX-512 kernels) in this command only; the peer also gets
 # GLIBC_TUNABLES (MACHINE.md §3: keeps freed memory, nearly doubles PyTorch) and torch 1 thread + OpenBLAS 2
-# (its best FP32 setting, MACHINE.md §7). trex: OpenBLAS 2 threads, OpenMP 1 (docs/train.md, Threads).
+# (its best FP32 setting, MACHINE.md §7). trex: OpenMP 2 threads, passive wait (it drives OpenBLAS single-threaded
+# and spreads the GEMMs over its OpenMP threads itself; docs/train.md, Threads).
 # tokens/s exclude each side's first step; MFU = trex FLOP/s (DEEPSEEK_V4.md §10, 3 x forward) / 433 GFLOP/s.
 set -euo pipefail
 STEPS=${TRAIN_BENCH_STEPS:-8}
@@ -19,8 +20,8 @@ TREX="$TREX_BUILD_DIR/trex"
 "$TREX" data pack --mode cpt -t "$TMP/tok.json" -i "$TMP/corpus.jsonl" -o "$TMP/cpt" >/dev/null 2>&1
 "$TREX" model info bench --seq-len "$SEQ" | head -3 || true
 
-echo "trex (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, OPENBLAS_NUM_THREADS=2):"
-TREX_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 \
+echo "trex (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive):"
+TREX_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
   "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches.bin" \
   2>"$TMP/trex.err")
 echo "$TREX_JSON" | tr -d '\n' | sed 's/  */ /g'; echo
@@ -30,6 +31,7 @@ TWIN_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 
   /usr/bin/python3 "$SRC/tests/reference/train/twin_train_bench.py" "$TMP/out/step-$(printf %08d "$STEPS")/config.json" \
   "$TMP/batches.bin" "$STEPS" "$BATCH" "$SEQ" 1)
 echo "$TWIN_JSON"
+echo "machine load (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 /usr/bin/python3 - "$TREX_JSON" "$TWIN_JSON" <<'PY'
 import json, sys
 t = json.loads(sys.argv[1]); p = json.loads(sys.argv[2])

@@ -1,12 +1,11 @@
-// AdamW and Muon on flat buffers. Muon's Newton-Schulz iterations go through cblas_sgemm; the readable
+// AdamW and Muon on flat buffers. Muon's Newton-Schulz iterations go through nn::gemm (cblas_sgemm); the readable
 // reference (plain loops) is the oracle in tests.
 #include "train/optimizer.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "nn/gemm.hpp"
 #include "util/error.hpp"
 
 namespace trex::train {
@@ -86,6 +85,8 @@ void Optimizer::adamw_tensor(const TensorSlot& t, float* p, const float* g, doub
   const float decay = float(1.0 - lr * wd);
   const float fb1 = float(b1), fb2 = float(b2);
   const float step = float(lr / bc1), inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2)), eps = float(cfg_.eps);
+  // element-wise: the threads' split changes no result
+#pragma omp parallel for simd schedule(static) if (t.numel > (int64_t(1) << 16))
   for (int64_t i = 0; i < t.numel; ++i) {
     float gi = g[i];
     m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
@@ -125,13 +126,12 @@ void Optimizer::muon_tensor(const TensorSlot& t, float* p, const float* g, doubl
   for (int s = 0; s < cfg_.muon_ns_steps; ++s) {
     NsCoeffs k = ns_coeffs(s);
     // A = X X^T (r x r); B = b A + c A A; Y = a X + B X.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(r), int(r), int(c), 1.0f, x, int(c), x, int(c), 0.0f, A, int(r));
+    // nn::gemm: cblas_sgemm spread over the OpenMP threads (the model's single thread pool, nn/gemm.hpp)
+    nn::gemm(false, true, r, r, c, 1.0f, x, c, x, c, 0.0f, A, r);
     std::copy(A, A + r * r, B);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(r), int(r), int(r), float(k.c), A, int(r), A, int(r),
-                float(k.b), B, int(r));
+    nn::gemm(false, false, r, r, r, float(k.c), A, r, A, r, float(k.b), B, r);
     std::copy(x, x + n, y);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(r), int(c), int(r), 1.0f, B, int(r), x, int(c), float(k.a),
-                y, int(c));
+    nn::gemm(false, false, r, c, r, 1.0f, B, r, x, c, float(k.a), y, c);
     std::copy(y, y + n, x);
   }
   const float scale = float(std::sqrt(double(std::max(t.rows, t.cols))) * cfg_.muon_scale);
