@@ -54,6 +54,15 @@ void gemm_batch(std::span<const GemmCall> calls) {
   single_threaded_blas();
   const int64_t count = int64_t(calls.size());
   if (count == 0) return;
+  if (batch_invariant_active()) {  // decoding: forward linears as fixed-order dots (gemm.hpp), one call at a time
+    for (const auto& g : calls) {
+      if (!g.trans_a && g.trans_b)
+        gemm_nt_invariant(g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+      else
+        run_one(g);
+    }
+    return;
+  }
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   double flops = 0;
   for (const auto& g : calls) flops += 2.0 * double(g.m) * double(g.n) * double(g.k);

@@ -27,8 +27,9 @@ struct GemmCall {
   int64_t ldc = 0;
 };
 
-// Runs every call; the calls' C blocks must not overlap (they may run at the same time). Same result, bit for
-// bit, whatever the thread count (each C element is computed by one sgemm over the full k).
+// Runs every call; the calls' C blocks must not overlap (they may run at the same time). The same bits on every
+// run for a given thread count (the cut depends only on the shapes and the thread count; OpenBLAS's results can
+// depend on m, so a different thread count may round differently).
 void gemm_batch(std::span<const GemmCall> calls);
 // The reference: the calls one after another through gemm_reference.
 void gemm_batch_reference(std::span<const GemmCall> calls);
@@ -39,6 +40,21 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 // Triple loop in double accumulation: the reference for gemm().
 void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Batch invariance (used by incremental decoding): while any BatchInvariantScope is alive, gemm()/gemm_batch() with
+// trans_b and without trans_a (every forward linear) runs gemm_nt_invariant, where each C element is one
+// fixed-order dot product: a row's result is bitwise the same whatever the number of rows in the call.
+// OpenBLAS's blocking makes it depend on m, so batching requests would otherwise change their outputs.
+class BatchInvariantScope {
+ public:
+  BatchInvariantScope();
+  ~BatchInvariantScope();
+  BatchInvariantScope(const BatchInvariantScope&) = delete;
+  BatchInvariantScope& operator=(const BatchInvariantScope&) = delete;
+};
+bool batch_invariant_active();
+void gemm_nt_invariant(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float beta, float* c, int64_t ldc);
 
 // y[m,n] = x[m,k] W[n,k]^T (+ y if accumulate): the nn.Linear convention (weights [out, in]).
 inline GemmCall linear_call(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
