@@ -263,9 +263,15 @@ def serve(sock):
         try:
             msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 5)
         except OSError:
-            return
-        if not msg:
-            return  # the caller closed the socket
+            msg, fds = b"", []
+        if not msg:  # the caller closed the socket: wait for the last monitors (their runs are being ended)
+            while True:
+                try:
+                    os.waitpid(-1, 0)
+                except ChildProcessError:
+                    return
+                except InterruptedError:
+                    continue
         try:
             if len(fds) not in (4, 5):
                 raise SetupError(f"expected 4 or 5 file descriptors, got {len(fds)}")
