@@ -1,7 +1,8 @@
 // A tiny scripted OpenAI-compatible server for tests, on raw sockets so it can also misbehave:
 // answer slowly, return HTTP 500, drop the connection, or send malformed JSON. It binds 127.0.0.1 on
 // a free port and serves until destroyed. The script maps a marker found in the request body (e.g.
-// "[item-3]") to a behaviour.
+// "[item-3]") to a behaviour; a reply with `respond` set computes the behaviour from the request body
+// (e.g. a paraphrase of the prompt it was sent).
 #pragma once
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +26,7 @@ struct ScriptedReply {
   enum Kind { Content, Http500, Drop, Slow, MalformedJson, NullContent } kind = Content;
   std::string content;
   double delay_s = 0.0;
+  std::function<ScriptedReply(const std::string& body)> respond;  // when set: the reply for this body
 };
 
 class ScriptedServer {
@@ -135,6 +137,7 @@ class ScriptedServer {
         auto p = headers.find("Authorization: ");
         if (p != std::string::npos) last_auth_ = headers.substr(p + 15, headers.find("\r\n", p) - p - 15);
       }
+      if (reply.respond) reply = reply.respond(body);
       if (marker.empty()) {
         send_all(c, http(404, R"({"error":{"message":"unknown","type":"invalid_request_error"}})"));
       } else if (reply.kind == ScriptedReply::Http500) {
