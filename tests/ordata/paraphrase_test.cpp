@@ -107,8 +107,7 @@ struct ParaphraseServer {
   static std::string good(const std::string& s) { return "Restated for the planning team. " + s; }
 
   ParaphraseServer() {
-    ScriptedReply dynamic;
-    dynamic.respond = [this](const std::string& body) {
+    trex::testing::ScriptedResponder respond = [this](const std::string& body) {
       Json req = Json::parse(body);
       std::string statement = req["messages"].back()["content"];
       Behaviour b = Behaviour(fnv1a(statement) % kBehaviours);
@@ -143,7 +142,8 @@ struct ParaphraseServer {
       served.push_back(b);
       return r;
     };
-    server = std::make_unique<ScriptedServer>(std::map<std::string, ScriptedReply>{{"\"messages\"", dynamic}});
+    server = std::make_unique<ScriptedServer>(std::map<std::string, ScriptedReply>{},
+                                              std::map<std::string, trex::testing::ScriptedResponder>{{"\"messages\"", respond}});
   }
 };
 
