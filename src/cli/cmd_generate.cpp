@@ -5,6 +5,7 @@
 // {"index", "id"?, "text", "finish_reason", "prompt_tokens", "completion_tokens"} (atomic JSONL, or stdout).
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cli/command.hpp"
 #include "infer/engine.hpp"
@@ -19,7 +20,7 @@ using namespace trex::infer;
 struct GenerateOpts {
   std::string ckpt, tokenizer, prompt, input, output;
   bool chat = false;
-  int max_tokens = 256, top_k = 0, max_context = 2048;
+  int max_tokens = 256, top_k = 0, max_context = 2048, batch = 8;
   double temperature = 1.0, top_p = 1.0;
   uint64_t seed = 0;
   std::vector<std::string> stop;
@@ -86,24 +87,36 @@ int run(const GenerateOpts& o) {
   if (!o.output.empty()) writer = std::make_unique<trex::JsonlWriter>(o.output);
   trex::ProgressBar bar("generate", int64_t(records.size()), !o.output.empty());
   int64_t total_tokens = 0;
-  for (size_t i = 0; i < records.size(); ++i) {
-    GenOutput g = engine->generate(prompts[i], gopts[i]);
-    total_tokens += int64_t(g.tokens.size());
-    Json out = {{"index", i}};
-    if (records[i].contains("id")) out["id"] = records[i]["id"];
-    out["text"] = sanitize_utf8(g.text);
-    out["finish_reason"] = g.finish_reason;
-    out["prompt_tokens"] = g.prompt_tokens;
-    out["completion_tokens"] = g.tokens.size();
-    if (writer) {
-      writer->write(out);
-    } else if (o.input.empty()) {
-      std::printf("%s\n", sanitize_utf8(g.text).c_str());
-    } else {
-      std::printf("%s\n", out.dump().c_str());
+  // Generations finish in any order; records are written in input order as soon as they are contiguous.
+  std::vector<std::optional<GenOutput>> done(records.size());
+  size_t written = 0, finished = 0;
+  auto write_ready = [&] {
+    while (written < records.size() && done[written]) {
+      const size_t i = written++;
+      GenOutput g = std::move(*done[i]);
+      done[i].reset();
+      Json out = {{"index", i}};
+      if (records[i].contains("id")) out["id"] = records[i]["id"];
+      out["text"] = sanitize_utf8(g.text);
+      out["finish_reason"] = g.finish_reason;
+      out["prompt_tokens"] = g.prompt_tokens;
+      out["completion_tokens"] = g.tokens.size();
+      if (writer) {
+        writer->write(out);
+      } else if (o.input.empty()) {
+        std::printf("%s\n", sanitize_utf8(g.text).c_str());
+      } else {
+        std::printf("%s\n", out.dump().c_str());
+      }
     }
-    bar.update(int64_t(i + 1), std::to_string(total_tokens) + " tokens");
-  }
+  };
+  engine->generate_many(prompts, gopts, o.batch, [&](size_t i, GenOutput&& g) {
+    total_tokens += int64_t(g.tokens.size());
+    done[i] = std::move(g);
+    ++finished;
+    write_ready();
+    bar.update(int64_t(finished), std::to_string(total_tokens) + " tokens");
+  });
   bar.finish();
   if (writer) writer->commit();
   return 0;
@@ -125,6 +138,8 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
   sub.add_option("--top-k", o->top_k, "Keep the k most likely tokens (0 = off)")->check(CLI::NonNegativeNumber);
   sub.add_option("--seed", o->seed, "Sampling seed (default 0)");
   sub.add_option("--stop", o->stop, "Stop string (repeatable)");
+  sub.add_option("--batch", o->batch, "Generations in flight at once; their decode steps run batched, with "
+                                      "the same output as one at a time (default 8)")->check(CLI::Range(1, 1024));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "model/checkpoint.hpp"
 #include "util/atomic_file.hpp"
@@ -42,7 +43,11 @@ CheckpointPaths resolve_checkpoint(const fs::path& dir_in, const fs::path& token
 }
 
 Engine::Engine(model::ModelConfig cfg, text::Tokenizer tok)
-    : cfg_(std::move(cfg)), tok_(std::move(tok)), chat_(tok_), model_(std::make_unique<model::Model>(cfg_)) {}
+    : cfg_(std::move(cfg)),
+      tok_(std::move(tok)),
+      chat_(tok_),
+      model_(std::make_unique<model::Model>(cfg_)),
+      decoder_(std::make_unique<model::Decoder>(*model_)) {}
 
 std::unique_ptr<Engine> Engine::load(const fs::path& ckpt, const fs::path& tokenizer, int max_context) {
   CheckpointPaths p = resolve_checkpoint(ckpt, tokenizer);
@@ -63,6 +68,74 @@ std::vector<float> Engine::next_logits(std::span<const int32_t> tokens) {
   auto logits = model_->forward(b);
   const int64_t V = cfg_.vocab_size;
   return std::vector<float>(logits.end() - V, logits.end());
+}
+
+// ------------------------------------------------------------------ step combiner
+struct Engine::StepRequest {
+  model::DecodeState* state;
+  std::span<const int32_t> tokens;
+  std::vector<float> logits;
+  std::exception_ptr error;
+  bool done = false;
+};
+
+std::vector<float> Engine::step(model::DecodeState& state, std::span<const int32_t> tokens) {
+  for (int32_t id : tokens)  // checked here so one bad request can never fail a shared step
+    if (id < 0 || id >= int32_t(cfg_.vocab_size))
+      throw Error("generate: token id " + std::to_string(id) + " outside the model's vocabulary of " +
+                  std::to_string(cfg_.vocab_size));
+  StepRequest req{&state, tokens, {}, nullptr, false};
+  std::unique_lock<std::mutex> lock(step_mu_);
+  step_queue_.push_back(&req);
+  while (!req.done) {
+    if (step_running_) {
+      step_cv_.wait(lock);
+      continue;
+    }
+    std::vector<StepRequest*> batch;
+    batch.swap(step_queue_);
+    step_running_ = true;
+    lock.unlock();
+    run_steps(batch);
+    lock.lock();
+    for (auto* r : batch) r->done = true;
+    step_running_ = false;
+    step_cv_.notify_all();
+  }
+  if (req.error) std::rethrow_exception(req.error);
+  return std::move(req.logits);
+}
+
+// Prefills (several tokens) run one at a time; single-token steps run together as one batch.
+void Engine::run_steps(std::vector<StepRequest*>& batch) {
+  const size_t V = size_t(cfg_.vocab_size);
+  std::vector<model::DecodeState*> states;
+  std::vector<std::span<const int32_t>> toks;
+  std::vector<StepRequest*> decode;
+  for (auto* r : batch) {
+    if (r->tokens.size() == 1) {
+      decode.push_back(r);
+      continue;
+    }
+    try {
+      auto lg = decoder_->step(*r->state, r->tokens);
+      r->logits.assign(lg.begin(), lg.end());
+    } catch (...) {
+      r->error = std::current_exception();
+    }
+  }
+  if (decode.empty()) return;
+  for (auto* r : decode) {
+    states.push_back(r->state);
+    toks.push_back(r->tokens);
+  }
+  try {
+    auto lg = decoder_->step(states, toks);
+    for (size_t i = 0; i < decode.size(); ++i) decode[i]->logits.assign(lg.begin() + i * V, lg.begin() + (i + 1) * V);
+    if (decode.size() > 1) ++batched_steps_;
+  } catch (...) {
+    for (auto* r : decode) r->error = std::current_exception();
+  }
 }
 
 namespace {
@@ -103,9 +176,11 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
     emitted = std::max(emitted, upto);
   };
   out.finish_reason = "length";
+  model::DecodeState state = decoder_->new_state(std::min<int64_t>(max_context_, int64_t(prompt.size()) + opt.max_tokens));
+  std::vector<float> logits = step(state, prompt);
   while (int(out.tokens.size()) < opt.max_tokens && !client_gone) {
     if (int(ctx.size()) >= max_context_) break;
-    std::vector<float> logits = next_logits(ctx);
+    if (!out.tokens.empty()) logits = step(state, std::span<const int32_t>(&ctx.back(), 1));
     const int32_t id = sampler.sample(std::span<const float>(logits.data(), usable));
     if (id == int32_t(cfg_.eos_token_id)) {
       out.finish_reason = "stop";
@@ -134,6 +209,36 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
   }
   emit(out.text.size());
   return out;
+}
+
+void Engine::generate_many(const std::vector<std::vector<int32_t>>& prompts, const std::vector<GenOptions>& opts,
+                           int concurrency, const std::function<void(size_t, GenOutput&&)>& on_done) {
+  if (prompts.size() != opts.size()) throw Error("generate: prompts and options differ in number");
+  std::atomic<size_t> next{0};
+  std::mutex done_mu;
+  std::exception_ptr first_error;
+  auto worker = [&] {
+    for (;;) {
+      const size_t i = next.fetch_add(1);
+      if (i >= prompts.size()) return;
+      try {
+        GenOutput g = generate(prompts[i], opts[i]);
+        std::lock_guard<std::mutex> lock(done_mu);
+        on_done(i, std::move(g));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(done_mu);
+        if (!first_error) first_error = std::current_exception();
+        next = prompts.size();  // stop handing out work
+        return;
+      }
+    }
+  };
+  const size_t n = std::max<size_t>(1, std::min<size_t>(size_t(std::max(concurrency, 1)), prompts.size()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 GenOutput Engine::generate_text(const std::string& prompt, const GenOptions& opt, const DeltaCallback& on_delta) {

@@ -1,7 +1,9 @@
 // The generation engine: a trained trex model + its tokenizer loaded from a checkpoint folder, and token
-// generation (sampling, stop strings, max tokens, EOS, streaming deltas). Decoding runs the model's full-sequence
-// forward on the whole context for every new token (Model::forward; the reference path, O(T^2) per request);
-// calls into the model are serialised by a mutex so one Engine can serve concurrent requests.
+// generation (sampling, stop strings, max tokens, EOS, streaming deltas). Decoding is incremental
+// (model::Decoder: one prefill step for the prompt, then one cached step per new token). Concurrent generations
+// share the model through a step combiner: decode steps that are waiting at the same time run as one batched
+// step (batch-invariant kernels, so batching never changes a request's output); a prompt's prefill always runs
+// as a step of its own, so its arithmetic never depends on other requests either.
 //
 // Checkpoint folder (--ckpt DIR), checked in this order:
 //   DIR/latest (a file naming a step folder, as `trex train` writes) -> DIR/<that folder>;
@@ -9,7 +11,10 @@
 //   DIR/config.json (Hugging Face config, model::ModelConfig); tokenizer: DIR/tokenizer.json, else
 //   DIR/../tokenizer.json (the training output folder), unless given explicitly.
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -19,6 +24,7 @@
 
 #include "infer/chat_server.hpp"
 #include "infer/sampler.hpp"
+#include "model/decode.hpp"
 #include "model/model.hpp"
 #include "text/chat_template.hpp"
 #include "text/tokenizer.hpp"
@@ -56,8 +62,15 @@ class Engine {
   int max_context() const { return max_context_; }
   void set_max_context(int n) { max_context_ = n; }
 
-  // Logits [vocab] of the last position after `tokens` (full-sequence forward).
+  // Logits [vocab] of the last position after `tokens` through the full-sequence forward (the reference path the
+  // incremental decoder is tested against).
   std::vector<float> next_logits(std::span<const int32_t> tokens);
+
+  // Generates for every prompt with up to `concurrency` generations in flight (their decode steps batched);
+  // on_done(i, output) is called as each finishes (any order, one call at a time).
+  void generate_many(const std::vector<std::vector<int32_t>>& prompts, const std::vector<GenOptions>& opts,
+                     int concurrency, const std::function<void(size_t, GenOutput&&)>& on_done);
+  int64_t batched_steps() const { return batched_steps_; }  // decode steps that served more than one request
 
   // Generates after `prompt`. on_delta (optional) receives text pieces as they become final (never part of a
   // stop string, never a split UTF-8 character); returning false stops generation.
@@ -74,8 +87,19 @@ class Engine {
   text::Tokenizer tok_;
   text::ChatTemplate chat_;
   std::unique_ptr<model::Model> model_;
+  std::unique_ptr<model::Decoder> decoder_;
   int max_context_ = 2048;
-  std::mutex mu_;  // one model call at a time
+  std::mutex mu_;  // one full-forward (reference) call at a time
+
+  // Step combiner: callers queue their step; whoever finds no step running executes the queue.
+  struct StepRequest;
+  std::vector<float> step(model::DecodeState& state, std::span<const int32_t> tokens);
+  void run_steps(std::vector<StepRequest*>& batch);
+  std::mutex step_mu_;
+  std::condition_variable step_cv_;
+  std::vector<StepRequest*> step_queue_;
+  bool step_running_ = false;
+  std::atomic<int64_t> batched_steps_{0};
 };
 
 // Replaces every byte that does not start a valid UTF-8 sequence with U+FFFD (JSON output needs valid UTF-8).

@@ -72,6 +72,41 @@ TEST(Engine, GreedyDeterministicMaxTokensAndStop) {
   EXPECT_EQ(e->generate(prompt, t).tokens, e->generate(prompt, t).tokens);
 }
 
+// Batched decoding (concurrent generations share decode steps) gives every request exactly what it gets alone.
+TEST(Engine, ConcurrentGenerationsAreBatchedAndEqualSoloOnes) {
+  auto e = Engine::load(micro_checkpoint(), {}, 256);
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<GenOptions> opts;
+  const char* qs[] = {"Minimise cost.", "x + y <= 4", "Maximise 3x + 2y.", "Assign workers to jobs.", "Route trucks.",
+                      "Blend feeds at least cost.", "Plan production for 3 periods.", "Locate two warehouses."};
+  for (int i = 0; i < 10; ++i) {
+    prompts.push_back(e->chat_prompt({{"user", std::string(qs[i % 8]) + std::string(size_t(i), '!'), ""}}));
+    GenOptions g;
+    g.max_tokens = 10 + i;
+    if (i % 3 == 0) g.sampling = {0.9, 0.95, 0, uint64_t(i)};
+    else g.sampling.temperature = 0;
+    opts.push_back(g);
+  }
+  std::vector<GenOutput> solo;
+  for (size_t i = 0; i < prompts.size(); ++i) solo.push_back(e->generate(prompts[i], opts[i]));
+  const int64_t before = e->batched_steps();
+  std::vector<GenOutput> many(prompts.size());
+  std::vector<int> calls(prompts.size(), 0);
+  e->generate_many(prompts, opts, 6, [&](size_t i, GenOutput&& g) {
+    ++calls[i];
+    many[i] = std::move(g);
+  });
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(calls[i], 1) << i;
+    EXPECT_EQ(many[i].tokens, solo[i].tokens) << "request " << i;
+    EXPECT_EQ(many[i].finish_reason, solo[i].finish_reason) << i;
+  }
+  EXPECT_GT(e->batched_steps(), before) << "no decode step served two requests: batching never happened";
+  // a prompt the model cannot take is an error, not a crash
+  std::vector<std::vector<int32_t>> bad = {prompts[0], {1, 2, int32_t(e->config().vocab_size) + 5}};
+  EXPECT_THROW(e->generate_many(bad, {opts[0], opts[1]}, 2, [](size_t, GenOutput&&) {}), trex::Error);
+}
+
 TEST(Engine, SanitizeUtf8) {
   EXPECT_EQ(sanitize_utf8("ab\xC3\xA9"), "ab\xC3\xA9");
   EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");

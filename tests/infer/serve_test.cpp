@@ -151,3 +151,30 @@ TEST(ServeCli, ApiKeyFromEnvironment) {
   // a missing variable is a startup error
   EXPECT_EQ(run_trex({"serve", "--ckpt", micro_checkpoint().string(), "--api-key-env", "TREX_NO_SUCH_VAR_XYZ"}).status, 2);
 }
+
+// `trex eval --base-url` against `trex serve`: the harness talks to our own server end to end (every item gets an
+// answer from the model and is scored; a random-init micro model answers nothing correct, so no score is
+// asserted beyond the counts).
+TEST(ServeCli, EvalHarnessAgainstServe) {
+  const char* env = std::getenv("TREX_BENCHMARKS");
+  const fs::path data = env && *env ? fs::path(env) : fs::path(TREX_TEST_BENCHMARKS);
+  ASSERT_TRUE(fs::exists(data / "nl4opt.jsonl")) << "benchmark data missing under " << data;
+  ServerProcess srv({"--ckpt", micro_checkpoint().string(), "--max-context", "2048"});
+  ASSERT_GT(srv.port(), 0) << srv.first_line();
+  const fs::path out = fs::temp_directory_path() / ("trex_eval_vs_serve_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  auto r = run_trex({"eval", "--benchmarks", "nl4opt", "--data", data.string(), "--out", out.string(), "--base-url",
+                     "http://127.0.0.1:" + std::to_string(srv.port()) + "/v1", "--model", "trex", "--end", "3",
+                     "--max-tokens", "12", "--temperature", "0", "--concurrency", "3", "--json"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  trex::JsonlReader rd(out / "nl4opt" / "results.jsonl");
+  int n = 0;
+  while (auto j = rd.next()) {
+    ++n;
+    EXPECT_NE((*j)["kind"], "api_error") << j->dump();
+  }
+  EXPECT_EQ(n, 3);
+  auto summary = trex::parse_json_file(out / "summary.json");
+  EXPECT_EQ(summary["benchmarks"][0]["n"], 3);
+  fs::remove_all(out);
+}
