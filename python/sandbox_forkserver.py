@@ -34,8 +34,9 @@ import sys
 import traceback
 
 # What answers import, loaded once here. The layer first (it is what every answer uses).
-PRELOAD = ["gurobipy", "trex_gurobipy.solve", "subprocess", "json", "math", "csv", "re", "itertools", "collections", "random", "statistics",
-           "fractions", "decimal", "copy", "functools", "operator", "io", "tempfile", "traceback", "runpy"]
+PRELOAD = ["gurobipy", "trex_gurobipy.solve", "subprocess", "json", "math", "csv", "re", "itertools",
+           "collections", "random", "statistics", "fractions", "decimal", "copy", "functools", "operator", "io",
+           "tempfile", "traceback", "runpy", "threading"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
@@ -122,6 +123,12 @@ def _run_program(req):
         os.environ["TREX_SOLVE_FD"] = "3"
     import tempfile
     tempfile.tempdir = None  # recomputed from TMPDIR
+    # Modules seeded from OS entropy at import were seeded once, in the server: reseed them as a fresh
+    # interpreter would be, so that answers do not share one random sequence.
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
     script = req["argv"][1]
     path = os.path.join(req["workdir"], script)
     sys.argv = list(req["argv"][1:])
@@ -148,6 +155,12 @@ def _run_program(req):
     except BaseException:  # noqa: B902 - the interpreter's own top level
         traceback.print_exc()
         status = 1
+    # Interpreter shutdown order: wait for non-daemon threads, then atexit handlers.
+    if "threading" in sys.modules:
+        try:
+            sys.modules["threading"]._shutdown()
+        except BaseException:  # noqa: B902
+            pass
     try:
         import atexit
         atexit._run_exitfuncs()

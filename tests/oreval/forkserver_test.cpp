@@ -33,12 +33,13 @@ std::vector<std::string> fixed_env() {
           std::string("TREX_BIN=") + TREX_BIN_PATH};
 }
 
-// One server for the whole file (starting it is what the server exists to avoid).
+// One server for the whole file (starting it is what the server exists to avoid), with numpy pre-imported like
+// trex eval's second server.
 std::shared_ptr<PythonForkServer> server() {
   static std::shared_ptr<PythonForkServer> s = [] {
     std::string why;
     auto p = PythonForkServer::start(kPython, fs::path(TREX_SOURCE_DIR) / "python" / "sandbox_forkserver.py",
-                                     fixed_env(), {}, &why);
+                                     fixed_env(), {"numpy"}, &why);
     if (!p && ::geteuid() == 0) ADD_FAILURE() << "fork server did not start: " << why;
     return p;
   }();
@@ -111,6 +112,20 @@ TEST(ForkServer, ExitStatusAndUncaughtExceptions) {
   EXPECT_NE(r.stderr_data.find("ValueError: boom\n"), std::string::npos);
   r = srv->run(python(d, "import atexit\natexit.register(lambda: print('at exit'))\n"));
   EXPECT_EQ(r.stdout_data, "at exit\n");
+}
+
+TEST(ForkServer, RandomStateAndThreadsAsInAFreshInterpreter) {
+  NEED_SERVER();
+  TempDir d;
+  const std::string code = "import random, numpy\nprint(random.random(), numpy.random.random())\n";
+  auto a = srv->run(python(d, code));
+  auto b = srv->run(python(d, code));
+  ASSERT_EQ(a.exit_code, 0) << a.stderr_data;
+  EXPECT_NE(a.stdout_data, b.stdout_data) << "every run must get its own random seed";
+  auto r = srv->run(python(d, "import threading, time\n"
+                              "def late():\n    time.sleep(0.3)\n    print('thread done', flush=True)\n"
+                              "threading.Thread(target=late).start()\nprint('main done', flush=True)\n"));
+  EXPECT_EQ(r.stdout_data, "main done\nthread done\n") << r.stderr_data;
 }
 
 TEST(ForkServer, RunsDoNotSeeEachOther) {
