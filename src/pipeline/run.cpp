@@ -24,6 +24,7 @@ namespace {
 
 struct Plan {
   int synth_count, test_count, vocab, cpt_steps, sft_steps, seq_len, micro_batch, max_new_tokens;
+  double cpt_lr = 1e-3, sft_lr = 5e-4;  // short runs of a tiny model: higher than the trainer's 3e-4 default
 };
 
 Plan make_plan(const RunOptions& o) {
@@ -31,10 +32,10 @@ Plan make_plan(const RunOptions& o) {
   if (o.quick) {
     p = {60, 4, 1024, 2, 2, 512, 1, 6};
   } else {
-    // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, training the rest
-    // (CPT and SFT steps split 60/40 between the two routes' training), generation and eval a few minutes.
+    // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, generation (512 new tokens
+    // at most per held-out item, batched incremental decoding) and eval two or three, training the rest.
     double scale = std::max(0.2, o.budget_minutes / 25.0);
-    p = {int(2000 * scale), 5, 4096, int(100 * scale), int(60 * scale), 768, 1, 16};
+    p = {int(2000 * scale), 24, 4096, int(300 * scale), int(200 * scale), 1024, 1, 512};
   }
   if (o.synth_count > 0) p.synth_count = o.synth_count;
   if (o.test_count > 0) p.test_count = o.test_count;
@@ -160,7 +161,8 @@ fs::path run_pipeline(const RunOptions& o) {
     std::vector<std::string> args = {"train", "--mode", mode, "--init", init.string(), "--data", packed.string(),
                                      "--out", dir.string(), "--steps", std::to_string(steps), "--seed", seed,
                                      "--micro-batch", std::to_string(p.micro_batch), "--seq-len",
-                                     std::to_string(p.seq_len), "--save-every", "0", "--keep", "1", "--quiet"};
+                                     std::to_string(p.seq_len), "--save-every", "0", "--keep", "1", "--quiet",
+                                     "--lr", std::to_string(mode == "cpt" ? p.cpt_lr : p.sft_lr)};
     if (mode == "sft") args.push_back("--freeze-router");
     record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed}));
   };
@@ -193,7 +195,7 @@ fs::path run_pipeline(const RunOptions& o) {
     record(runner.run({"generate-" + r.key,
                        {"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input", prompts.string(),
                         "--output", gen.string(), "--max-tokens", std::to_string(p.max_new_tokens), "--temperature",
-                        "0"},
+                        "0", "--batch", "8"},
                        {r.ckpt, prompts, tok},
                        {gen}}));
     fs::path responses = out / "eval" / (r.key + ".responses.jsonl");
@@ -213,7 +215,8 @@ fs::path run_pipeline(const RunOptions& o) {
               {"plan",
                {{"synth_count", p.synth_count}, {"test_count", p.test_count}, {"vocab", p.vocab},
                 {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len},
-                {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}}},
+                {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}, {"cpt_lr", p.cpt_lr},
+                {"sft_lr", p.sft_lr}}},
               {"stages", stages},
               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   write_file_atomic(out / "run.json", run.dump(2) + "\n");
