@@ -80,7 +80,7 @@ Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
   Difficulty diff = Difficulty(pick_weighted(rng, o.mix.difficulty));
   int domain = pick_weighted(rng, o.mix.domain);
   Mode mode = Mode(pick_weighted(rng, o.mix.mode));
-  Task task = test ? Task::LpStructure : Task(pick_weighted(rng, o.mix.task));
+  Task task = test ? o.test_task : Task(pick_weighted(rng, o.mix.task));
   uint64_t inst_seed = rng.next_u64();
   Rng text_rng(rng.next_u64());
   Instance inst = generate(st, diff, domain, inst_seed);
@@ -144,8 +144,9 @@ Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
     t["problem"] = sample.user;
     t["answer"] = v.objective;
     t["lp_file"] = "test_lp/" + id + ".lp";
-    t["reference_lp"] = sample.answer_lp;
+    t["reference_lp"] = sample.answer_lp.empty() ? reference_lp(inst) : sample.answer_lp;
     t["data"] = problem.data;
+    if (task == Task::CodeOnly) t["reference_code"] = python_program(inst, problem.data, true);  // `eval --oracle`
     t["statement"] = problem.text;
     t["metadata"] = meta;
     c.record = std::move(t);
@@ -187,8 +188,8 @@ void admit(State& s, const Json& item, bool test, const TokenSet* tokens, const 
 }
 
 std::string fingerprint(const SynthOptions& o) {
-  return fmt::format("{}|seed={}|count={}|test={}|mix={}|jaccard={}|chunk={}", kSynthVersion, o.seed, o.count, o.test_count,
-                     mix_to_string(o.mix), o.jaccard_threshold, o.chunk_size);
+  return fmt::format("{}|seed={}|count={}|test={}|test_task={}|mix={}|jaccard={}|chunk={}", kSynthVersion, o.seed, o.count,
+                     o.test_count, to_string(o.test_task), mix_to_string(o.mix), o.jaccard_threshold, o.chunk_size);
 }
 
 std::string chunk_path_name(bool test, int64_t c) { return fmt::format("{}-{:05d}.jsonl", test ? "test" : "train", c); }
@@ -358,6 +359,8 @@ std::string mix_to_string(const Mix& m) {
 void validate(const SynthOptions& o) {
   if (o.count < 1) throw Error("synth: --count must be >= 1");
   if (o.test_count < 0) throw Error("synth: --test-count must be >= 0");
+  if (o.test_task != Task::LpStructure && o.test_task != Task::CodeOnly)
+    throw Error(std::string("synth: --test-task must be lp_structure or code_only, not ") + to_string(o.test_task));
   if (o.threads < 1 || o.threads > 256) throw Error("synth: --threads must be in 1..256");
   if (o.chunk_size < 1) throw Error("synth: chunk size must be >= 1");
   if (!(o.jaccard_threshold > 0 && o.jaccard_threshold <= 1)) throw Error("synth: --jaccard must be in (0, 1]");
@@ -471,7 +474,8 @@ SynthSummary run_synth(const SynthOptions& o) {
   manifest["seed"] = o.seed;
   manifest["seeds"] = {{"train_stream", o.seed}, {"test_stream", o.seed ^ kTestSalt},
                        {"note", "candidate k uses Rng::derive(stream, k); train and test streams differ"}};
-  manifest["options"] = {{"count", o.count}, {"test_count", o.test_count}, {"mix", mix_to_string(o.mix)},
+  manifest["options"] = {{"count", o.count},          {"test_count", o.test_count},
+                         {"test_task", to_string(o.test_task)}, {"mix", mix_to_string(o.mix)},
                          {"jaccard_threshold", o.jaccard_threshold}, {"chunk_size", o.chunk_size}};
   manifest["counts"] = {{"sft", s.train.size()}, {"cpt", s.train.size()}, {"test", s.test.size()}, {"candidates", s.candidates}};
   manifest["cpt_kinds"] = {{"model_report", kinds[0]}, {"modeling_rationale", kinds[1]}};
