@@ -47,15 +47,17 @@ Plan make_plan(const RunOptions& o) {
   return p;
 }
 
-// The SFT set the tiny model learns: the native LP answer style (task lp_structure).
-void select_lp_sft(const fs::path& in, const fs::path& out) {
+// The SFT set the tiny model learns: the held-out items' answer style, a gurobipy program reading data.json
+// (task code_only, B4O-Feasible's protocol). Its code depends on the family and variant, not on the numbers,
+// which a tiny model with a 32-token attention window cannot copy reliably into an LP file.
+void select_code_sft(const fs::path& in, const fs::path& out) {
   JsonlReader r(in);
   JsonlWriter w(out);
   while (auto j = r.next()) {
     const Json& md = (*j)["metadata"];
-    if (md.is_object() && md.value("task", "") == "lp_structure") w.write(Json{{"messages", (*j)["messages"]}});
+    if (md.is_object() && md.value("task", "") == "code_only") w.write(Json{{"messages", (*j)["messages"]}});
   }
-  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no lp_structure samples to train SFT on");
+  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no code_only samples to train SFT on");
   w.commit();
 }
 
@@ -117,8 +119,9 @@ fs::path run_pipeline(const RunOptions& o) {
   fs::path data = out / "data";
   record(runner.run({"synth",
                      {"synth", "--count", std::to_string(p.synth_count), "--seed", seed, "--out", data.string(),
-                      "--test-count", std::to_string(p.test_count), "--mix", "difficulty=small:1,medium:1", "--mix",
-                      "task=lp_structure:4,full_model:1,code_only:1,repair:1", "--no-progress"},
+                      "--test-count", std::to_string(p.test_count), "--test-task", "code_only", "--mix",
+                      "difficulty=small:1,medium:1", "--mix", "task=code_only:4,full_model:1,lp_structure:1,repair:1",
+                      "--no-progress"},
                      {},
                      {data / "sft.jsonl", data / "cpt.jsonl", data / "test.jsonl", data / "manifest.json"},
                      o.seed}));
@@ -128,8 +131,8 @@ fs::path run_pipeline(const RunOptions& o) {
                       std::to_string(p.vocab)},
                      {data / "cpt.jsonl"},
                      {tok}}));
-  fs::path sft_lp = data / "sft_lp.jsonl";
-  glue("select-sft", {sft_lp}, [&] { select_lp_sft(data / "sft.jsonl", sft_lp); });
+  fs::path sft_code = data / "sft_code.jsonl";
+  glue("select-sft", {sft_code}, [&] { select_code_sft(data / "sft.jsonl", sft_code); });
   record(runner.run({"pack-cpt",
                      {"data", "pack", "--mode", "cpt", "-t", tok.string(), "-i", (data / "cpt.jsonl").string(), "-o",
                       (out / "packed" / "cpt").string(), "--seed", seed},
@@ -137,10 +140,10 @@ fs::path run_pipeline(const RunOptions& o) {
                      {out / "packed" / "cpt"},
                      o.seed}));
   record(runner.run({"pack-sft",
-                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_lp.string(), "-o",
+                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_code.string(), "-o",
                       (out / "packed" / "sft").string(), "--seq-len", std::to_string(p.seq_len), "--truncate", "right",
                       "--seed", seed},
-                     {tok, sft_lp},
+                     {tok, sft_code},
                      {out / "packed" / "sft"},
                      o.seed}));
 
@@ -203,7 +206,7 @@ fs::path run_pipeline(const RunOptions& o) {
     fs::path eval_dir = out / "eval" / r.key;
     record(runner.run({"eval-" + r.key,
                        {"eval", "--responses", responses.string(), "--benchmarks", (data / "test.jsonl").string(),
-                        "--style", "lp", "--out", eval_dir.string(), "--concurrency", "2", "--json"},
+                        "--style", "report", "--out", eval_dir.string(), "--concurrency", "2", "--json"},
                        {responses, data / "test.jsonl"},
                        {eval_dir / "summary.json"}}));
     rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics});
