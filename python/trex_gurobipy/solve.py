@@ -1,6 +1,11 @@
 """Model.optimize(): write the model as an LP file with canonical names (C<i>, R<i>) into a temporary folder,
 run `trex solve FILE --json --values [--time-limit T]`, and copy status, objective and variable values back.
 
+Inside `trex eval`'s fork-server sandbox the same LP text goes instead to the evaluator over the inherited
+socket named by $TREX_SOLVE_FD (request and reply: "<length>\n<JSON>"; the reply is what `trex solve --json
+--values` prints), which spares starting the trex executable for every solve. The subprocess is the reference
+path; tests compare the two.
+
 Canonical names make the answer map back by column index whatever the user's names are (duplicates, spaces,
 names that collide with `Constant`). Quadratic models are refused before anything runs.
 """
@@ -51,6 +56,11 @@ def solve_model(model):
     model._invalidate_solution()
     time_limit = float(model._m_params._get("TimeLimit"))
     start = time.monotonic()
+    service = _service_fd()
+    if service is not None:
+        answer = _solve_via_service(service, lpwriter.render_lp(model._snapshot(canonical=True)), time_limit)
+        _apply_answer(model, answer, "", start)
+        return
     with tempfile.TemporaryDirectory(prefix="trex_gurobipy_") as tmp:
         path = os.path.join(tmp, "model.lp")
         with open(path, "w", encoding="utf-8") as f:
@@ -66,10 +76,50 @@ def solve_model(model):
             return
         except OSError as e:
             raise GurobiError(10009, f"cannot run trex ({cmd[0]}): {e}") from None
-    answer = _parse_answer(proc)
+    _apply_answer(model, _parse_answer(proc), proc.stderr, start)
+
+
+def _service_fd():
+    fd = os.environ.get("TREX_SOLVE_FD")
+    if not fd or not fd.isdigit():
+        return None
+    return int(fd)
+
+
+def _solve_via_service(fd, text, time_limit):
+    payload = json.dumps({"lp": text, "time_limit": time_limit if time_limit < INF else 0.0}).encode()
+    data = b"%d\n" % len(payload) + payload
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+        header = b""
+        while not header.endswith(b"\n"):
+            chunk = os.read(fd, 1)
+            if not chunk:
+                raise OSError("the evaluator closed the solve channel")
+            header += chunk
+        size = int(header)
+        reply = bytearray()
+        while len(reply) < size:
+            chunk = os.read(fd, size - len(reply))
+            if not chunk:
+                raise OSError("the evaluator closed the solve channel")
+            reply += chunk
+    except (OSError, ValueError) as e:
+        raise GurobiError(10003, f"trex solve failed: {e}") from None
+    try:
+        answer = json.loads(reply)
+    except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise GurobiError(10003, "trex solve failed: unreadable reply from the evaluator")
+    return answer
+
+
+def _apply_answer(model, answer, stderr, start):
     status = answer.get("status")
     if status in ("unsupported", "error") or status not in _STATUS:
-        message = answer.get("message") or proc.stderr.strip() or f"status {status!r}"
+        message = answer.get("message") or stderr.strip() or f"status {status!r}"
         errno = ERROR_UNSUPPORTED if status == "unsupported" else 10003
         prefix = "unsupported: " if status == "unsupported" else "trex solve failed: "
         raise GurobiError(errno, prefix + message)

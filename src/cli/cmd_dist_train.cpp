@@ -1,13 +1,22 @@
-// `trex dist-train`: data-parallel training of a preset on deterministic synthetic batches under MPI
-// (mpirun -np N trex dist-train --dp N ...). It exercises the distributed pieces end to end — MPI process
-// group, bucketed all-reduce overlapped with backward, ZeRO-1 sharded optimizer, globally reduced routing
-// statistics, watchdog — and is what the equivalence, fault and bench runs use: for a fixed global batch every
-// layout must give the same loss curve. Rank 0 writes one JSON line per step with the timing breakdown.
+// `trex dist-train`: data- and expert-parallel training of a preset on deterministic synthetic batches under MPI
+// (mpirun -np N trex dist-train --dp a --ep b ...). It exercises the distributed pieces end to end — MPI process
+// groups, bucketed all-reduce overlapped with backward, ZeRO-1 sharded optimizer, MoE token dispatch/combine
+// over the expert group, globally reduced routing statistics, checkpoints in the canonical (one-process)
+// layout, watchdog — and is what the equivalence, fault and bench runs use: for a fixed global batch every
+// layout gives the same loss curve. Rank 0 writes one JSON line per step with the timing breakdown.
+//
+// Expert parallelism: the dp*ep ranks all take different rows of the global batch (the expert group's ranks are
+// data-parallel for everything but the routed experts); rank j of an expert group computes experts
+// [j*E/ep, (j+1)*E/ep) for the rows of the whole group. Parameters stay replicated in the flat store (a rank's
+// gradient of a foreign expert stays zero), so the one bucketed all-reduce over all dp*ep ranks sums each
+// expert's gradient over its dp owners, and every rank applies the same update.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,8 +34,11 @@
 #include "model/config.hpp"
 #include "model/model.hpp"
 #include "model/model_info.hpp"
+#include "model/checkpoint.hpp"
 #include "train/optimizer.hpp"
+#include "train/train_checkpoint.hpp"
 #include "util/atomic_file.hpp"
+#include "util/jsonl.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 #include "util/timer.hpp"
@@ -47,6 +59,9 @@ struct Opts {
   std::string fault;  // die | hang
   int fault_rank = -1;
   int64_t fault_step = 0;
+  std::string out;          // checkpoint folder (OUT/step-N, OUT/latest), written by rank 0
+  int64_t save_every = 0;   // 0: only at the end (when --out is given)
+  bool resume = false;      // continue from OUT/latest (saved by any layout)
 };
 
 // Row `row` of the global batch at `step`: a noisy affine walk over the first 61 token ids (a small alphabet, so
@@ -66,27 +81,43 @@ int run(const Opts& o) {
   trex::dist::MpiRuntime mpi(nullptr, nullptr);
   const trex::dist::Layout layout{o.dp, o.ep, o.pp};
   trex::dist::validate_layout(layout, mpi.world_size());
-  if (o.ep != 1 || o.pp != 1)
-    throw trex::Error(fmt::format("layout {}: expert and pipeline parallelism are not implemented yet in "
-                                  "trex dist-train (only --dp)", layout.str()));
-  if (o.global_batch % o.dp != 0)
-    throw trex::Error(fmt::format("--global-batch {} is not divisible by --dp {}", o.global_batch, o.dp));
+  if (o.pp != 1)
+    throw trex::Error(fmt::format("layout {}: pipeline parallelism (--pp > 1) is not implemented yet",
+                                  layout.str()));
+  const int data_ranks = o.dp * o.ep;  // ranks that take different rows of the batch
+  if (o.global_batch % data_ranks != 0)
+    throw trex::Error(fmt::format("--global-batch {} is not divisible by dp*ep = {}", o.global_batch, data_ranks));
+  if (o.resume && o.out.empty()) throw trex::Error("--resume needs --out (the folder holding latest)");
   if (o.steps < 1 || o.seq_len < 2) throw trex::Error("--steps must be >= 1 and --seq-len >= 2");
   if (o.fault != "" && o.fault != "die" && o.fault != "hang")
     throw trex::Error("--fault must be die or hang (got '" + o.fault + "')");
 
   trex::dist::Watchdog watchdog(o.watchdog_s);
-  trex::dist::MpiProcessGroup dp_group(MPI_COMM_WORLD);
+  trex::dist::MpiProcessGroup dp_group(MPI_COMM_WORLD);  // all data ranks (pp = 1: the world)
   const int rank = dp_group.rank();
+  const auto coords = trex::dist::coords_of(layout, rank);
+  MPI_Comm ep_comm = MPI_COMM_NULL;  // ranks sharing the dp index: one expert group
+  trex::dist::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, coords.pp * o.dp + coords.dp, coords.ep, &ep_comm),
+                        "Comm_split");
+  trex::dist::MpiProcessGroup ep_group(ep_comm);
+  MPI_Comm_free(&ep_comm);
   const auto cfg = trex::model::load_model_config(o.config);
-  trex::model::Model model(cfg, &dp_group);
-  model.set_expert_group(&trex::model::single_process_group());  // every rank holds every expert (--ep 1)
+  if (cfg.n_routed_experts % o.ep != 0)
+    throw trex::Error(fmt::format("--ep {} does not divide the {} routed experts of {}", o.ep,
+                                  cfg.n_routed_experts, o.config));
+  trex::model::Model model(cfg, &dp_group);  // routing statistics are summed over all data ranks
+  if (o.ep > 1)
+    model.set_expert_group(&ep_group);
+  else
+    model.set_expert_group(&trex::model::single_process_group());  // every rank computes every expert
   model.init(o.seed);
 
   // ZeRO-1: this rank's optimizer covers its shard only (offsets rebased to the shard start).
-  const auto shards = o.no_zero ? trex::dist::ShardPlan{std::vector<int64_t>(size_t(o.dp), 0),
-                                                       std::vector<int64_t>(size_t(o.dp), int64_t(model.params().size()))}
-                                : trex::dist::plan_zero_shards(model.param_table(), int64_t(model.params().size()), o.dp);
+  const auto shards = o.no_zero ? trex::dist::ShardPlan{std::vector<int64_t>(size_t(data_ranks), 0),
+                                                       std::vector<int64_t>(size_t(data_ranks),
+                                                                            int64_t(model.params().size()))}
+                                : trex::dist::plan_zero_shards(model.param_table(), int64_t(model.params().size()),
+                                                               data_ranks);
   const int64_t sb = shards.begin[size_t(rank)], sc = shards.count[size_t(rank)];
   std::vector<trex::train::TensorSlot> slots;
   std::vector<std::pair<int64_t, int64_t>> trainable;
@@ -107,8 +138,51 @@ int run(const Opts& o) {
   ocfg.kind = trex::train::parse_optimizer(o.optimizer);
   trex::train::Optimizer optimizer(std::move(slots), sc, ocfg);
 
+  // Resume from a checkpoint in the canonical layout (full weights, full optimizer moments): every rank loads it
+  // and keeps its own ZeRO shard of the moments, whatever layout wrote it.
+  int64_t first_step = 1;
+  std::optional<std::filesystem::path> last_ckpt;
+  if (o.resume) {
+    last_ckpt = trex::train::latest_checkpoint(o.out);
+    if (!last_ckpt) throw trex::Error("--resume: " + o.out + " holds no checkpoint (no latest)");
+    trex::model::load_weights(*last_ckpt, model.store());
+    std::vector<float> m(model.params().size()), v(model.params().size());
+    trex::train::load_optimizer_state(*last_ckpt, m, v);
+    std::copy(m.begin() + sb, m.begin() + sb + sc, optimizer.state_m().begin());
+    std::copy(v.begin() + sb, v.begin() + sb + sc, optimizer.state_v().begin());
+    const auto st = trex::parse_json_file(*last_ckpt / "trainer_state.json");
+    first_step = st.at("step").get<int64_t>() + 1;
+    optimizer.set_steps(st.at("optimizer_steps").get<int64_t>());
+  }
+  // Saving gathers the optimizer moments of every shard into the canonical full-length buffers on all ranks
+  // (all-gather of the ZeRO ranges), then rank 0 writes the checkpoint atomically (train_checkpoint.hpp).
+  std::vector<float> full_m, full_v;
+  auto save = [&](int64_t step) {
+    watchdog.beat("checkpoint");
+    full_m.assign(model.params().size(), 0.0f);
+    full_v.assign(model.params().size(), 0.0f);
+    std::copy(optimizer.state_m().begin(), optimizer.state_m().end(), full_m.begin() + sb);
+    std::copy(optimizer.state_v().begin(), optimizer.state_v().end(), full_v.begin() + sb);
+    if (!o.no_zero) {
+      dp_group.all_gather_ranges(full_m, shards.begin, shards.count);
+      dp_group.all_gather_ranges(full_v, shards.begin, shards.count);
+    }
+    if (rank == 0) {
+      trex::train::CheckpointWrite w;
+      w.store = &model.store();
+      w.config = &cfg;
+      w.m = full_m;
+      w.v = full_v;
+      w.state = {{"step", step}, {"optimizer_steps", optimizer.steps()}, {"layout", layout.str()},
+                 {"run", {{"config", o.config}, {"seed", o.seed}, {"global_batch", o.global_batch},
+                          {"seq_len", o.seq_len}, {"steps", o.steps}}}};
+      last_ckpt = trex::train::write_checkpoint(o.out, step, w, 2);
+    }
+    dp_group.barrier();  // nobody runs ahead (or dies) while rank 0 may still be writing
+  };
+
   trex::dist::GradSync sync(dp_group, model, !o.no_overlap, int64_t(o.bucket_mb * 262144.0));
-  const int64_t local_b = o.global_batch / o.dp;
+  const int64_t local_b = o.global_batch / data_ranks;
   std::vector<int32_t> tokens(size_t(local_b * o.seq_len));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> metrics(nullptr, &std::fclose);
   if (rank == 0 && !o.metrics.empty()) {
@@ -120,7 +194,11 @@ int run(const Opts& o) {
   auto grads = model.grads();
   double sum_compute = 0, sum_comm = 0, sum_step = 0;
   double first_loss = 0, last_loss = 0;
-  for (int64_t step = 1; step <= o.steps; ++step) {
+  if (!o.out.empty() && rank == 0) {
+    std::filesystem::create_directories(o.out);
+    trex::train::remove_partial_checkpoints(o.out);
+  }
+  for (int64_t step = first_step; step <= o.steps; ++step) {
     watchdog.beat("data");
     if (rank == o.fault_rank && step == o.fault_step) {
       std::fprintf(stderr, "trex dist-train: rank %d: injected fault '%s' at step %lld\n", rank, o.fault.c_str(),
@@ -143,8 +221,9 @@ int run(const Opts& o) {
     trex::Timer comm_timer;
     std::vector<double> red = {l.total, l.ce};
     dp_group.all_reduce_sum(red);
-    for (double& x : red) x /= double(o.dp);
-    double comm = comm_timer.seconds() + st.exposed_seconds;
+    for (double& x : red) x /= double(data_ranks);
+    const double ep_wait = ep_group.take_wait_seconds();  // dispatch/combine time the shared expert did not hide
+    double comm = comm_timer.seconds() + st.exposed_seconds + ep_wait;
 
     double sq = 0;
     for (auto [off, n] : trainable)
@@ -166,9 +245,9 @@ int run(const Opts& o) {
     model.update_gate_bias();  // loads summed over the data-parallel group inside
     comm += gather_timer.seconds();
     const double dt = step_timer.seconds();
-    const double compute = fb - st.exposed_seconds + opt_s;
-    if (step > 1) sum_compute += compute, sum_comm += comm, sum_step += dt;
-    if (step == 1) first_loss = red[0];
+    const double compute = fb - st.exposed_seconds - ep_wait + opt_s;
+    if (step > first_step) sum_compute += compute, sum_comm += comm, sum_step += dt;
+    if (step == first_step) first_loss = red[0];
     last_loss = red[0];
     if (metrics) {
       nlohmann::json rec = {{"step", step}, {"loss", red[0]}, {"lm_loss", red[1]}, {"grad_norm", gnorm},
@@ -178,6 +257,7 @@ int run(const Opts& o) {
       std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
       std::fflush(metrics.get());
     }
+    if (!o.out.empty() && ((o.save_every > 0 && step % o.save_every == 0) || step == o.steps)) save(step);
   }
   watchdog.beat("finish");
   if (rank == 0) {
@@ -187,7 +267,8 @@ int run(const Opts& o) {
                                        {"steps", o.steps},
                                        {"first_loss", first_loss},
                                        {"last_loss", last_loss},
-                                       {"warm_step_seconds", o.steps > 1 ? sum_step / double(o.steps - 1) : 0},
+                                       {"warm_step_seconds",
+                                        o.steps > first_step ? sum_step / double(o.steps - first_step) : 0},
                                        {"compute_seconds", sum_compute},
                                        {"comm_exposed_seconds", sum_comm},
                                        {"comm_exposed_share", share}}
@@ -198,7 +279,7 @@ int run(const Opts& o) {
 }
 
 trex::cli::CommandRegistrar reg(
-    "dist-train", "Data-parallel training on synthetic batches under MPI (equivalence/fault/bench harness)",
+    "dist-train", "Data/expert-parallel training on synthetic batches under MPI (equivalence/fault/bench harness)",
     [](CLI::App& sub) -> trex::cli::Action {
       auto o = std::make_shared<Opts>();
       sub.add_option("--config", o->config, "Preset or config.json (default tiny)");
@@ -210,13 +291,16 @@ trex::cli::CommandRegistrar reg(
       sub.add_option("--clip", o->clip, "Global-norm clip (<= 0: off)");
       sub.add_option("--optimizer", o->optimizer, "adamw | muon");
       sub.add_option("--dp", o->dp, "Data-parallel ranks");
-      sub.add_option("--ep", o->ep, "Expert-parallel ranks (must be 1 for now)");
+      sub.add_option("--ep", o->ep, "Expert-parallel ranks (divides the routed experts)");
       sub.add_option("--pp", o->pp, "Pipeline stages (must be 1 for now)");
       sub.add_flag("--no-overlap", o->no_overlap, "Blocking all-reduce after backward (reference path)");
       sub.add_flag("--no-zero", o->no_zero, "Every rank updates all parameters (no ZeRO-1 sharding)");
       sub.add_option("--bucket-mb", o->bucket_mb, "Gradient bucket size in MiB (default 16, the MPI cliff)");
       sub.add_option("--metrics", o->metrics, "JSONL of per-step loss and timing (written by rank 0)");
       sub.add_option("--watchdog", o->watchdog_s, "Abort the job after this many seconds without progress");
+      sub.add_option("--out", o->out, "Checkpoint folder (canonical layout, loadable by any layout)");
+      sub.add_option("--save-every", o->save_every, "Checkpoint every N steps (0: only at the end)");
+      sub.add_flag("--resume", o->resume, "Continue from OUT/latest (written by any layout)");
       sub.add_option("--fault", o->fault, "Test hook: die | hang");
       sub.add_option("--fault-rank", o->fault_rank, "Rank that faults");
       sub.add_option("--fault-step", o->fault_step, "Step at which it faults");

@@ -13,7 +13,7 @@ struct EvalArgs {
   std::string benchmarks = "nl4opt,optibench,b4o_feasible,b4o_orgeval";
   std::string data_dir, out_dir, base_url, model, responses, style = "report", api_key_env = "OPENAI_API_KEY";
   std::string ids, executor = "trex", cache_dir;
-  bool oracle = false, json = false, no_cache = false, keep = false;
+  bool oracle = false, json = false, no_cache = false, keep = false, no_forkserver = false;
   int attempts = 1, concurrency = 16, max_tokens = 9600, retries = 3;
   double temperature = 0.6, top_p = 1.0, timeout = 600.0, solve_timeout = 360.0, orgeval_timeout = 180.0;
   long long seed = 42;
@@ -71,6 +71,7 @@ int run(const EvalArgs& a) {
   o.exec.solve_timeout_s = a.solve_timeout;
   o.exec.orgeval_timeout_s = a.orgeval_timeout;
   o.exec.keep_workdirs = a.keep;
+  o.exec.use_forkserver = !a.no_forkserver;
   o.exec.work_root = std::filesystem::absolute(std::filesystem::path(a.out_dir) / "work");
   o.progress = !a.json;
   EvalSummary s = run_eval(o);
@@ -111,6 +112,8 @@ trex::cli::CommandRegistrar reg("eval", "Evaluate a model (or given responses) o
       ->capture_default_str();
   sub.add_option("--solve-timeout", a->solve_timeout, "Wall limit of one answer program (s)")->capture_default_str();
   sub.add_option("--orgeval-timeout", a->orgeval_timeout, "Limit of one ORGEval attempt (s)")->capture_default_str();
+  sub.add_flag("--no-forkserver", a->no_forkserver,
+               "Start python3 for every answer instead of forking a pre-imported server (same sandbox, slower)");
   sub.add_flag("--keep-workdirs", a->keep, "Keep each attempt's working folder under OUT/work");
   sub.add_flag("--json", a->json, "Print summary.json instead of the Markdown table");
   return [a] { return run(*a); };

@@ -15,15 +15,14 @@ struct Opts {
   std::string out;
   std::vector<std::string> mix;
   bool no_progress = false, json = false;
-  std::string llm_base_url;
+  std::string llm_cache;
   std::string test_task = "lp_structure";
 };
 
 int run(Opts& o) {
   o.synth.out = o.out;
   o.synth.progress = !o.no_progress;
-  if (!o.llm_base_url.empty())
-    throw trex::Error("synth: --llm-base-url (LLM paraphrasing) is not implemented in this build");
+  if (!o.llm_cache.empty()) o.synth.llm.cache_dir = o.llm_cache;
   for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
   if (!trex::ordata::parse(o.test_task, o.synth.test_task))
     throw trex::Error("synth: unknown --test-task '" + o.test_task + "' (lp_structure or code_only)");
@@ -35,11 +34,19 @@ int run(Opts& o) {
   if (o.json) {
     trex::Json j = {{"sft", sum.sft}, {"cpt", sum.cpt}, {"test", sum.test}, {"candidates", sum.candidates},
                     {"resumed_chunks", sum.resumed_chunks}, {"rejections", sum.rejections}, {"seconds", sum.seconds}};
+    if (o.synth.llm.enabled()) j["llm"] = {{"paraphrased", sum.paraphrased}, {"template_fallbacks", sum.llm_rejections}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s\n", fmt::format("synth: {} SFT samples, {} CPT documents, {} test items from {} candidates in {:.1f} s -> {}",
                                     sum.sft, sum.cpt, sum.test, sum.candidates, sum.seconds, o.out)
                             .c_str());
+    if (o.synth.llm.enabled()) {
+      int64_t fallbacks = 0;
+      for (const auto& [reason, n] : sum.llm_rejections) fallbacks += n;
+      std::printf("%s\n", fmt::format("synth: LLM paraphrases taken for {} items, {} kept the template statement (see manifest.json)",
+                                      sum.paraphrased, fallbacks)
+                              .c_str());
+    }
   }
   return 0;
 }
@@ -63,7 +70,19 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                   sub.add_option("--chunk-size", o->synth.chunk_size, "Candidates per checkpoint chunk")->capture_default_str();
                                   sub.add_option("--interrupt-after-chunks", o->synth.interrupt_after_chunks,
                                                  "Testing aid: stop resumably after writing N chunk checkpoints");
-                                  sub.add_option("--llm-base-url", o->llm_base_url, "LLM paraphrasing endpoint (not implemented)");
+                                  sub.add_option("--llm-base-url", o->synth.llm.base_url,
+                                                 "Paraphrase statements through this OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1)");
+                                  sub.add_option("--llm-model", o->synth.llm.model, "Model name sent to the LLM endpoint")->capture_default_str();
+                                  sub.add_option("--llm-api-key-env", o->synth.llm.api_key_env,
+                                                 "Environment variable holding the API key (never logged; empty: none)")
+                                      ->capture_default_str();
+                                  sub.add_option("--llm-temperature", o->synth.llm.temperature, "Sampling temperature of the paraphrases")
+                                      ->capture_default_str();
+                                  sub.add_option("--llm-max-tries", o->synth.llm.max_tries, "Tries per request (retries on errors/5xx)")
+                                      ->capture_default_str();
+                                  sub.add_option("--llm-timeout", o->synth.llm.timeout_s, "Read timeout per request, seconds")
+                                      ->capture_default_str();
+                                  sub.add_option("--llm-cache", o->llm_cache, "Response cache folder (default OUT/llm_cache)");
                                   sub.add_flag("--no-progress", o->no_progress, "No progress bar");
                                   sub.add_flag("--json", o->json, "Print the summary as JSON");
                                   return [o] { return run(*o); };

@@ -37,6 +37,10 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
   sub.add_option("--peak-gflops", o->peak_gflops, "MFU denominator in GFLOP/s (default 433: FP32, 2 cores)");
   sub.add_option("--spike-z", o->spike_z, "Skip a step whose loss or grad-norm z-score exceeds this (0: off)");
   sub.add_option("--spike-window", o->spike_window, "Steps in the spike guard's running window");
+  sub.add_option("--dp", o->dp, "Data-parallel ranks (mpirun -np dp*ep*pp trex train ...)");
+  sub.add_option("--ep", o->ep, "Expert-parallel ranks (split the routed experts)");
+  sub.add_option("--pp", o->pp, "Pipeline stages (not implemented yet: must be 1)");
+  sub.add_option("--watchdog", o->watchdog_s, "Distributed: abort after this many seconds without progress");
   sub.add_flag("--json", o->json, "Print the final summary as JSON");
   sub.add_flag("--quiet", *quiet, "No progress line");
   sub.add_option("--inject-nan-step", o->inject_nan_step, "Test hook: poison the gradient at this step")

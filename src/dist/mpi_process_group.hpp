@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -30,11 +31,32 @@ class MpiProcessGroup final : public model::ProcessGroup {
   void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
                        std::span<const int64_t> recv_counts, int64_t row_len) override;
   void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override;
+  int start_all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
+                            std::span<const int64_t> recv_counts, int64_t row_len) override;
+  void progress() override;  // MPI_Test on every exchange in flight
+  void wait(int handle) override;
   // In-place all-gather of contiguous ranges: rank r owns [displs[r], displs[r] + counts[r]) of data.
   void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs, std::span<const int64_t> counts);
   void barrier();
 
+  // Seconds spent blocked in this group's all-to-all calls and waits (communication the computation did not
+  // hide) since the last call; resets the counter.
+  double take_wait_seconds();
+
  private:
+  // One nonblocking exchange: point-to-point MPI_Isend/MPI_Irecv per peer (Open MPI 4.1's MPI_Ialltoallv hung
+  // here when mixed with blocking collectives on the same communicator; measured), the own block copied.
+  struct Pending {
+    std::vector<MPI_Request> requests;  // empty when the slot is free
+    std::vector<int> scounts, sdispls, rcounts, rdispls;
+  };
+  void fill_counts(std::span<const int64_t> send_counts, std::span<const int64_t> recv_counts, int64_t row_len,
+                   std::vector<int>& sc, std::vector<int>& sd, std::vector<int>& rc, std::vector<int>& rd);
+  // Slots reused; a deque, so growing never moves one in flight. tag_: exchanges are numbered in start order.
+  std::deque<Pending> pending_;
+  double wait_seconds_ = 0;
+  int tag_ = 0;
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::vector<int> scounts_, sdispls_, rcounts_, rdispls_;

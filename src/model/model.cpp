@@ -314,6 +314,16 @@ int64_t make_targets(const Batch& bt, int64_t shift, int64_t Tm, int32_t* tgt) {
 
 }  // namespace
 
+int64_t count_targets(const Batch& bt, int64_t shift, int64_t Tm) {
+  int64_t count = 0;
+  for (int64_t b = 0; b < bt.B; ++b)
+    for (int64_t t = 0; t < Tm; ++t) {
+      const int64_t i = b * bt.T + t, j = i + shift;
+      count += t + shift < bt.T && (!bt.loss_mask || bt.loss_mask[j]) && (!bt.doc_ids || bt.doc_ids[j] == bt.doc_ids[i]);
+    }
+  return count;
+}
+
 static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& st, ProcessGroup& pg,
                   const Batch& bt, bool training) {
   if (bt.B <= 0 || bt.T <= 0 || !bt.tokens) throw Error("model: empty batch");
@@ -364,7 +374,9 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
   I.ce_count = make_targets(bt, 1, T, I.tgt);
   L.ce_count = I.ce_count;
   float* dlogits = training ? I.arena.floats(N * V) : I.arena.floats(N * V);
-  L.ce = nn::softmax_xent(I.logits, I.tgt, dlogits, N, V, I.ce_count ? 1.0f / float(I.ce_count) : 0.0f);
+  L.ce = nn::softmax_xent(I.logits, I.tgt, dlogits, N, V,
+                          !I.ce_count ? 0.0f : bt.ce_denominator > 0 ? float(1.0 / bt.ce_denominator)
+                                                                     : 1.0f / float(I.ce_count));
 
   // MTP modules (§8, §16.3)
   const int64_t n_mtp = cfg.num_nextn_predict_layers;
@@ -417,7 +429,8 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
     ms.count = make_targets(bt, i + 2, Tm, ms.tgt);
     L.mtp_count += ms.count;
     dml[size_t(i)] = I.arena.floats(Nm * V);
-    const float scale = ms.count ? float(cfg.mtp_loss_weight / double(n_mtp) / double(ms.count)) : 0.0f;
+    const double mtp_den = bt.mtp_denominator > 0 ? bt.mtp_denominator : double(ms.count);
+    const float scale = ms.count ? float(cfg.mtp_loss_weight / double(n_mtp) / mtp_den) : 0.0f;
     const double lsum = nn::softmax_xent(ms.logits, ms.tgt, dml[size_t(i)], Nm, V, scale);
     mtp_sum += ms.count ? lsum / (cfg.mtp_loss_weight / double(n_mtp)) : 0.0;
     Xprev = I.saved[bi].Xout;

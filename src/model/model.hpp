@@ -23,7 +23,15 @@ struct Batch {
   const int32_t* tokens = nullptr;     // [B*T]
   const int32_t* doc_ids = nullptr;    // [B*T] or nullptr (one document per row)
   const uint8_t* loss_mask = nullptr;  // [B*T] or nullptr (every token is a target)
+  // > 0: divide the summed main / MTP cross-entropy by these instead of this batch's own target counts. Data
+  // parallelism passes (global count / data ranks), so that averaging the ranks' losses and gradients gives
+  // exactly the one-process mean over the whole batch even when the ranks' slices hold different counts.
+  double ce_denominator = 0, mtp_denominator = 0;
 };
+
+// Target pairs of `batch` that the loss counts for prediction distance `shift` over the first Tm positions of
+// each row (main head: shift 1, Tm = T; MTP module i: shift i + 2, Tm = T - 1 - i).
+int64_t count_targets(const Batch& batch, int64_t shift, int64_t Tm);
 
 struct Losses {
   double total = 0;    // ce + mtp_loss_weight * mtp + balance + indexer (what the gradient is of)

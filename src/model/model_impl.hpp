@@ -99,6 +99,25 @@ struct AttnSaved {
   float *P = nullptr, *o = nullptr, *od = nullptr, *u = nullptr;  // probs [N,H,kmax]; o, od [N,H*c]; u [N,G*ro]
 };
 
+// Expert parallelism of one MoE call (moe_dispatch.cpp): the ranks of the expert group own contiguous ranges of
+// E / ranks experts; a rank sends its routed rows (grouped by expert, hence by owner) to the owners and receives
+// the rows of every rank for its own experts, regrouped by local expert for the expert GEMMs.
+struct EpPlan {
+  int ranks = 1, rank = 0;
+  int64_t local_experts = 0, first_expert = 0;
+  std::vector<int64_t> send_rows, recv_rows;  // [ranks] rows sent to / received from each rank
+  std::vector<int64_t> recv_counts;           // [ranks * local_experts] rows from rank r for local expert j
+  std::vector<int64_t> counts, offsets;       // [local_experts], [local_experts + 1] rows per local expert
+  std::vector<int64_t> perm;                  // [rows] expert-order row i is received row perm[i]
+  int64_t rows = 0;                           // rows this rank's experts process
+  bool active() const { return ranks > 1; }
+};
+// counts: this rank's rows per (global) expert, in expert order. Exchanges the counts with the group.
+void ep_plan(ProcessGroup& pg, const std::vector<int64_t>& counts, int64_t n_experts, EpPlan& p);
+// Received (rank-major) rows -> expert-major rows, and back.
+void ep_to_expert_order(const EpPlan& p, const float* received, float* out, int64_t row_len);
+void ep_from_expert_order(const EpPlan& p, const float* in, float* to_send, int64_t row_len);
+
 struct MoeSaved {
   const float* x = nullptr;
   float *s = nullptr, *a = nullptr, *w = nullptr;  // [N,E], [N,E], [N,k]
@@ -106,7 +125,11 @@ struct MoeSaved {
   std::vector<int64_t> counts, offsets;             // per expert
   int32_t* order_tok = nullptr;                     // [N*k] token of each dispatched row
   int32_t* order_slot = nullptr;                    // [N*k] its slot
-  float *xg = nullptr, *g = nullptr, *u = nullptr, *h = nullptr;  // [N*k,d], [N*k,f] x3
+  float* xg = nullptr;                                            // [N*k,d] routed rows, expert order
+  EpPlan ep;                                                      // where the routed rows are computed
+  float *xe = nullptr, *we = nullptr;  // [ep.rows, d], [ep.rows]: rows (and routing weights) this rank's experts
+                                       // process (one rank: xg and the local weights)
+  float *g = nullptr, *u = nullptr, *h = nullptr;                 // [ep.rows, f] x3
   float *sg = nullptr, *su = nullptr, *sh = nullptr;              // shared expert [N, fs]
   std::vector<int64_t> load;                                      // [E]
 };

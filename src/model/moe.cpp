@@ -1,7 +1,8 @@
 // MoE of every block (DEEPSEEK_V4.md §7, §13, §16.6-16.7): sqrt-softplus affinities, top-k on affinity + bias
 // (bias for selection only) or a fixed hash table, renormalised and scaled weights, grouped expert GEMMs with
 // limited SwiGLU, the shared expert, the sequence-balance loss; forward and backward. Routed rows go through the
-// ProcessGroup's all-to-all (identity in one process) so expert parallelism plugs in later.
+// ProcessGroup's all-to-all to the ranks owning their experts (expert parallelism, moe_dispatch.cpp; identity in
+// one process), overlapped with the shared expert.
 #include <omp.h>
 
 #include <algorithm>
@@ -64,51 +65,83 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   }
   const int64_t R_ = N * k;
   s.xg = c.arena.floats(R_ * d);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) std::memcpy(s.xg + r * d, x + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
-  // dispatch to the ranks owning the experts (one process: all experts are local)
-  {
-    const int64_t cnt[1] = {R_};
-    c.pg.all_to_all_rows(s.xg, cnt, s.xg, cnt, d);
-  }
-  s.g = c.arena.floats(R_ * f);
-  s.u = c.arena.floats(R_ * f);
-  s.h = c.arena.floats(R_ * f);
-  float* yg = c.arena.floats(R_ * d);
-  for (int64_t e = 0; e < E; ++e) {  // grouped expert GEMMs
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
-    if (n == 0) continue;
-    nn::linear(s.xg + o * d, c.p(b.w1[size_t(e)]), s.g + o * f, n, f, d);
-    nn::linear(s.xg + o * d, c.p(b.w3[size_t(e)]), s.u + o * f, n, f, d);
-  }
-  nn::swiglu_forward(s.g, s.u, s.h, R_ * f, limit);
-  float* hw = c.arena.floats(R_ * f);  // routing weight applied before W2
+  float* wl = c.arena.floats(R_);  // routing weight of each routed row
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R_; ++r) {
-    const float wr = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
-    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr;
+    std::memcpy(s.xg + r * d, x + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
+    wl[r] = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
   }
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
-    if (n == 0) continue;
-    nn::linear(hw + o * f, c.p(b.w2[size_t(e)]), yg + o * d, n, d, f);
+  // dispatch to the ranks owning the experts (one rank: all experts are local), overlapped with the shared
+  // expert's first half
+  EpPlan& P = s.ep;
+  ep_plan(c.pg, s.counts, E, P);
+  float *xr = nullptr, *wr = nullptr;
+  int hx = -1, hw_ = -1;
+  if (P.active()) {
+    xr = c.arena.floats(P.rows * d);
+    wr = c.arena.floats(P.rows);
+    hx = c.pg.start_all_to_all_rows(s.xg, P.send_rows, xr, P.recv_rows, d);
+    hw_ = c.pg.start_all_to_all_rows(wl, P.send_rows, wr, P.recv_rows, 1);
   }
-  {
-    const int64_t cnt[1] = {R_};
-    c.pg.all_to_all_rows(yg, cnt, yg, cnt, d);  // combine
-  }
-  // shared expert, then scatter-add the routed rows
   if (fs > 0) {
     s.sg = c.arena.floats(N * fs);
     s.su = c.arena.floats(N * fs);
     s.sh = c.arena.floats(N * fs);
     nn::linear(x, c.p(b.sw1), s.sg, N, fs, d);
+    c.pg.progress();
     nn::linear(x, c.p(b.sw3), s.su, N, fs, d);
+    c.pg.progress();
     nn::swiglu_forward(s.sg, s.su, s.sh, N * fs, cfg.clamp_shared_expert ? limit : 0.0f);
-    nn::linear(s.sh, c.p(b.sw2), out, N, d, fs);
-  } else {
-    std::memset(out, 0, size_t(N * d) * 4);
   }
+  if (P.active()) {
+    c.pg.wait(hx);
+    c.pg.wait(hw_);
+    s.xe = c.arena.floats(P.rows * d);
+    s.we = c.arena.floats(P.rows);
+    ep_to_expert_order(P, xr, s.xe, d);
+    ep_to_expert_order(P, wr, s.we, 1);
+  } else {
+    s.xe = s.xg;
+    s.we = wl;
+  }
+  const int64_t Re = P.rows, El = P.local_experts, e0 = P.first_expert;
+  s.g = c.arena.floats(Re * f);
+  s.u = c.arena.floats(Re * f);
+  s.h = c.arena.floats(Re * f);
+  float* ye = c.arena.floats(Re * d);
+  for (int64_t j = 0; j < El; ++j) {  // grouped expert GEMMs over this rank's experts
+    const int64_t o = P.offsets[size_t(j)], n = P.counts[size_t(j)], e = e0 + j;
+    if (n == 0) continue;
+    nn::linear(s.xe + o * d, c.p(b.w1[size_t(e)]), s.g + o * f, n, f, d);
+    nn::linear(s.xe + o * d, c.p(b.w3[size_t(e)]), s.u + o * f, n, f, d);
+  }
+  nn::swiglu_forward(s.g, s.u, s.h, Re * f, limit);
+  float* hw = c.arena.floats(Re * f);  // routing weight applied before W2
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < Re; ++r) {
+    const float wr_ = s.we[r];
+    for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr_;
+  }
+  for (int64_t j = 0; j < El; ++j) {
+    const int64_t o = P.offsets[size_t(j)], n = P.counts[size_t(j)], e = e0 + j;
+    if (n == 0) continue;
+    nn::linear(hw + o * f, c.p(b.w2[size_t(e)]), ye + o * d, n, d, f);
+  }
+  // combine: results back to the ranks that own the tokens, overlapped with the shared expert's second half
+  float* yg = ye;  // [R_, d] this rank's routed rows, expert order
+  int hy = -1;
+  if (P.active()) {
+    float* ys = c.arena.floats(Re * d);
+    ep_from_expert_order(P, ye, ys, d);
+    yg = c.arena.floats(R_ * d);
+    hy = c.pg.start_all_to_all_rows(ys, P.recv_rows, yg, P.send_rows, d);
+  }
+  if (fs > 0)
+    nn::linear(s.sh, c.p(b.sw2), out, N, d, fs);
+  else
+    std::memset(out, 0, size_t(N * d) * 4);
+  c.pg.wait(hy);
+  // scatter-add the routed rows
   for (int64_t r = 0; r < R_; ++r) {
     float* o = out + int64_t(s.order_tok[r]) * d;
     const float* y = yg + r * d;
@@ -140,64 +173,92 @@ void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, 
   const int64_t f = cfg.moe_intermediate_size, fs = f * cfg.n_shared_experts;
   const float R = float(cfg.routed_scaling_factor), limit = float(cfg.swiglu_limit);
   const int64_t R_ = N * k;
-  // shared expert
-  if (fs > 0) {
-    float* dsh = c.arena.floats(N * fs);
-    nn::linear_backward(s.sh, c.p(b.sw2), dout, dsh, c.g(b.sw2), N, d, fs);
-    float* dsg = c.arena.floats(N * fs);
-    float* dsu = c.arena.floats(N * fs);
-    nn::swiglu_backward(s.sg, s.su, dsh, dsg, dsu, N * fs, cfg.clamp_shared_expert ? limit : 0.0f);
-    nn::linear_backward(s.x, c.p(b.sw1), dsg, dx, c.g(b.sw1), N, fs, d, true);
-    nn::linear_backward(s.x, c.p(b.sw3), dsu, dx, c.g(b.sw3), N, fs, d, true);
-  }
-  // routed experts
+  const EpPlan& P = s.ep;
+  const int64_t Re = P.rows, El = P.local_experts, e0 = P.first_expert;
+  // routed rows' output gradients, dispatched to the experts' owners, overlapped with the shared expert's
+  // W2 backward
   float* dyg = c.arena.floats(R_ * d);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R_; ++r) std::memcpy(dyg + r * d, dout + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
-  {
-    const int64_t cnt[1] = {R_};
-    c.pg.all_to_all_rows(dyg, cnt, dyg, cnt, d);
+  float* dyr = nullptr;
+  int hy = -1;
+  if (P.active()) {
+    dyr = c.arena.floats(Re * d);
+    hy = c.pg.start_all_to_all_rows(dyg, P.send_rows, dyr, P.recv_rows, d);
   }
-  float* hw = c.arena.floats(R_ * f);
-  float* dhw = c.arena.floats(R_ * f);
+  float *dsg = nullptr, *dsu = nullptr;
+  if (fs > 0) {
+    float* dsh = c.arena.floats(N * fs);
+    nn::linear_backward(s.sh, c.p(b.sw2), dout, dsh, c.g(b.sw2), N, d, fs);
+    c.pg.progress();
+    dsg = c.arena.floats(N * fs);
+    dsu = c.arena.floats(N * fs);
+    nn::swiglu_backward(s.sg, s.su, dsh, dsg, dsu, N * fs, cfg.clamp_shared_expert ? limit : 0.0f);
+  }
+  float* dye = dyg;
+  if (P.active()) {
+    c.pg.wait(hy);
+    dye = c.arena.floats(Re * d);
+    ep_to_expert_order(P, dyr, dye, d);
+  }
+  float* hw = c.arena.floats(Re * f);
+  float* dhw = c.arena.floats(Re * f);
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) {
-    const float wr = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
+  for (int64_t r = 0; r < Re; ++r) {
+    const float wr = s.we[r];
     for (int64_t j = 0; j < f; ++j) hw[r * f + j] = s.h[r * f + j] * wr;
   }
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
+  for (int64_t j = 0; j < El; ++j) {
+    const int64_t o = P.offsets[size_t(j)], n = P.counts[size_t(j)], e = e0 + j;
     if (n == 0) continue;
-    nn::linear_backward(hw + o * f, c.p(b.w2[size_t(e)]), dyg + o * d, dhw + o * f, c.g(b.w2[size_t(e)]), n, d, f);
+    nn::linear_backward(hw + o * f, c.p(b.w2[size_t(e)]), dye + o * d, dhw + o * f, c.g(b.w2[size_t(e)]), n, d, f);
   }
-  float* dw = c.arena.zeros(N * k);
-  float* dh = c.arena.floats(R_ * f);
+  float* dwe = c.arena.floats(Re);  // gradient of each row's routing weight
+  float* dh = c.arena.floats(Re * f);
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) {
-    const int64_t wi = int64_t(s.order_tok[r]) * k + s.order_slot[r];
+  for (int64_t r = 0; r < Re; ++r) {
     float acc = 0;
     for (int64_t j = 0; j < f; ++j) {
       acc += dhw[r * f + j] * s.h[r * f + j];
-      dh[r * f + j] = dhw[r * f + j] * s.w[wi];
+      dh[r * f + j] = dhw[r * f + j] * s.we[r];
     }
-    dw[wi] = acc;  // each (token, slot) appears once
+    dwe[r] = acc;
   }
-  float* dg = c.arena.floats(R_ * f);
-  float* du = c.arena.floats(R_ * f);
-  nn::swiglu_backward(s.g, s.u, dh, dg, du, R_ * f, limit);
-  float* dxg = c.arena.floats(R_ * d);
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = s.offsets[size_t(e)], n = s.counts[size_t(e)];
+  float* dg = c.arena.floats(Re * f);
+  float* du = c.arena.floats(Re * f);
+  nn::swiglu_backward(s.g, s.u, dh, dg, du, Re * f, limit);
+  float* dxe = c.arena.floats(Re * d);
+  for (int64_t j = 0; j < El; ++j) {
+    const int64_t o = P.offsets[size_t(j)], n = P.counts[size_t(j)], e = e0 + j;
     if (n == 0) continue;
-    nn::linear_backward(s.xg + o * d, c.p(b.w1[size_t(e)]), dg + o * f, dxg + o * d, c.g(b.w1[size_t(e)]), n, f, d);
-    nn::linear_backward(s.xg + o * d, c.p(b.w3[size_t(e)]), du + o * f, dxg + o * d, c.g(b.w3[size_t(e)]), n, f, d,
+    nn::linear_backward(s.xe + o * d, c.p(b.w1[size_t(e)]), dg + o * f, dxe + o * d, c.g(b.w1[size_t(e)]), n, f, d);
+    nn::linear_backward(s.xe + o * d, c.p(b.w3[size_t(e)]), du + o * f, dxe + o * d, c.g(b.w3[size_t(e)]), n, f, d,
                         true);
   }
-  {
-    const int64_t cnt[1] = {R_};
-    c.pg.all_to_all_rows(dxg, cnt, dxg, cnt, d);
+  // input and routing-weight gradients back to the tokens' ranks, overlapped with the shared expert's W1/W3
+  // backward
+  float *dxg = dxe, *dwl = dwe;  // [R_, d], [R_]: this rank's routed rows, expert order
+  int hx = -1, hw_ = -1;
+  if (P.active()) {
+    float* dxs = c.arena.floats(Re * d);
+    float* dws = c.arena.floats(Re);
+    ep_from_expert_order(P, dxe, dxs, d);
+    ep_from_expert_order(P, dwe, dws, 1);
+    dxg = c.arena.floats(R_ * d);
+    dwl = c.arena.floats(R_);
+    hx = c.pg.start_all_to_all_rows(dxs, P.recv_rows, dxg, P.send_rows, d);
+    hw_ = c.pg.start_all_to_all_rows(dws, P.recv_rows, dwl, P.send_rows, 1);
   }
+  if (fs > 0) {
+    nn::linear_backward(s.x, c.p(b.sw1), dsg, dx, c.g(b.sw1), N, fs, d, true);
+    c.pg.progress();
+    nn::linear_backward(s.x, c.p(b.sw3), dsu, dx, c.g(b.sw3), N, fs, d, true);
+  }
+  c.pg.wait(hx);
+  c.pg.wait(hw_);
+  float* dw = c.arena.zeros(N * k);
   for (int64_t r = 0; r < R_; ++r) {
+    dw[int64_t(s.order_tok[r]) * k + s.order_slot[r]] = dwl[r];  // each (token, slot) appears once
     float* o = dx + int64_t(s.order_tok[r]) * d;
     const float* g = dxg + r * d;
     for (int64_t j = 0; j < d; ++j) o[j] += g[j];

@@ -1,6 +1,7 @@
 // Single-process ProcessGroup.
 #include "model/process_group.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -16,8 +17,8 @@ void SingleProcessGroup::all_to_all_rows(const float* send, std::span<const int6
 }
 
 void SingleProcessGroup::all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) {
-  if (send_counts.size() != 1 || recv_counts.size() != 1) throw Error("SingleProcessGroup: one rank only");
-  recv_counts[0] = send_counts[0];
+  if (send_counts.size() != recv_counts.size()) throw Error("SingleProcessGroup: count spans differ in size");
+  std::copy(send_counts.begin(), send_counts.end(), recv_counts.begin());
 }
 
 ProcessGroup& single_process_group() {

@@ -19,8 +19,21 @@ class ProcessGroup {
   // owning their expert and to combine the results back.
   virtual void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
                                std::span<const int64_t> recv_counts, int64_t row_len) = 0;
-  // Exchange of per-rank counts (send_counts[r] -> recv_counts[r] on rank r).
+  // Exchange of per-rank counts: send_counts holds size() blocks of k = send_counts.size() / size() counts;
+  // block r goes to rank r, recv_counts[r*k .. r*k+k) comes from rank r (k = 1: one count per rank).
   virtual void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) = 0;
+
+  // Nonblocking all_to_all_rows, for overlapping the exchange with computation (expert parallelism overlaps
+  // it with the shared expert). send and recv must not overlap and must stay valid until wait(handle); call
+  // progress() now and then while computing (Open MPI has no asynchronous progress). The default runs the
+  // blocking exchange at once.
+  virtual int start_all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
+                                    std::span<const int64_t> recv_counts, int64_t row_len) {
+    all_to_all_rows(send, send_counts, recv, recv_counts, row_len);
+    return -1;
+  }
+  virtual void progress() {}
+  virtual void wait(int handle) { (void)handle; }
 };
 
 // One process: reductions are no-ops, dispatch is a copy.

@@ -73,9 +73,9 @@ bool is_integral(lp::VarType t) { return t == lp::VarType::Integer || t == lp::V
 // The writer's "\\ ..." comment header is dropped: answers stay short and regular.
 std::string reference_lp(const Instance& inst) { return strip_lp_comments(lp::write_lp_string(inst.model)); }
 
-std::string python_program(const Instance& inst, const Json& data, bool read_file) {
-  std::string s = "import json\nimport gurobipy as gp\nfrom gurobipy import GRB\n\n";
-  if (read_file) s += "with open(\"data.json\") as f:\n    data = json.load(f)\n\n";
+std::string python_program(const Instance& inst, const Json& data, const std::vector<DataFile>* files) {
+  std::string s = (files ? python_imports(*files) : std::string("import json\n")) + "import gurobipy as gp\nfrom gurobipy import GRB\n\n";
+  if (files) s += python_data_loader(*files) + "\n";
   else s += "data = " + data_json_text(data) + "\n\n";
   s += detail::python_bindings(inst) + "\n" + inst.python_body;
   s += "\nmodel.optimize()\n"
@@ -84,6 +84,20 @@ std::string python_program(const Instance& inst, const Json& data, bool read_fil
        "else:\n"
        "    print(\"optimal_value = ERROR\")\n";
   return s;
+}
+
+std::vector<DataFile> answer_files(const Instance& inst, const RenderedProblem& problem) {
+  if (!problem.files.empty()) return problem.files;
+  return data_files(inst, problem.data, DataLayout::JsonOnly);
+}
+
+std::string check_data_files(const std::vector<DataFile>& files, const Json& data) {
+  try {
+    if (read_data_files(files) != data) return "data_files_mismatch";
+  } catch (const Error&) {
+    return "data_files_unreadable";
+  }
+  return "";
 }
 
 std::string extract_lp_block(const std::string& text) {
@@ -194,17 +208,28 @@ TaskSample build_task(const Instance& in, const Verification& v, const RenderedP
                              "the algebraic model, the LP file and gurobipy code, and report the optimal objective value.");
       s.answer_lp = reference_lp(in);
       s.assistant = "<think>\n" + checklist(in) + "\n</think>\n<model>\n" + algebraic_model(in) + "</model>\n\nLP file:\n```lp\n" +
-                    s.answer_lp + "```\n\n<python>\n```python\n" + python_program(in, problem.data, false) +
+                    s.answer_lp + "```\n\n<python>\n```python\n" + python_program(in, problem.data, nullptr) +
                     "```\n</python>\n\nOptimal objective value: " + fmt_objective(v.objective) + unit + ".";
       break;
     }
     case Task::CodeOnly: {
-      s.user = "# Problem Description\n" + problem.text +
-               "\n\n# Data Description\nThe instance data are provided as `data.json` in the working directory, with these keys:\n" +
-               data_key_list(in) +
-               "\nWrite Python code with gurobipy that reads `data.json`, builds and solves the model, keeps it in a variable "
-               "named `model` and prints `optimal_value = <value>`. Output only the code.";
-      s.assistant = "```python\n" + python_program(in, problem.data, true) + "```";
+      std::vector<DataFile> files = answer_files(in, problem);
+      std::string where;
+      if (layout_of(files) == DataLayout::JsonOnly) {
+        where = "The instance data are provided as `data.json` in the working directory, with these keys:\n";
+      } else {
+        std::vector<std::string> csvs;
+        for (const auto& f : files)
+          if (f.kind != DataFile::Json) csvs.push_back("`" + f.name + "`");
+        where = "The instance data are provided in the working directory as `data.json` (sets and scalars) and the CSV files " +
+                join_list(csvs) + " (first column: the row labels; header: the column names), with these keys:\n";
+      }
+      s.user = "# Problem Description\n" + problem.text + "\n\n# Data Description\n" + where + data_key_list(in, files) +
+               "\nWrite Python code with gurobipy that reads " +
+               (layout_of(files) == DataLayout::JsonOnly ? std::string("`data.json`") : std::string("these files")) +
+               ", builds and solves the model, keeps it in a variable named `model` and prints `optimal_value = <value>`. "
+               "Output only the code.";
+      s.assistant = "```python\n" + python_program(in, problem.data, &files) + "```";
       break;
     }
     case Task::LpStructure: {

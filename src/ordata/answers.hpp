@@ -26,8 +26,12 @@ struct TaskSample {
   std::string answer_lp;  // the LP file inside the answer (empty for code only)
 };
 
-// The gurobipy program: reads data.json when `read_file`, else embeds the data as a literal.
-std::string python_program(const Instance& inst, const Json& data, bool read_file);
+// The gurobipy program: reads the data files (data.json, and the CSV tables of a JSON + CSV layout) when
+// `files` is given, else embeds the data as a literal.
+std::string python_program(const Instance& inst, const Json& data, const std::vector<DataFile>* files);
+
+// The files a code answer reads: the problem's attachments (DPS), else data.json with all data.
+std::vector<DataFile> answer_files(const Instance& inst, const RenderedProblem& problem);
 
 // The reference LP file of the instance (lp::write_lp_string of its model).
 std::string reference_lp(const Instance& inst);
@@ -41,6 +45,10 @@ std::string lp_prompt(const RenderedProblem& problem, Rng& rng);
 // Pipeline check of an answer: its LP block (if any) read back with read_lp_string and solved with
 // CBC must reproduce `objective`. Returns an empty string when fine, else the reason.
 std::string check_answer(const TaskSample& sample, double objective);
+
+// Pipeline check of the files a code answer reads: read back with read_data_files (the rules of the
+// program's loader) they must give exactly the instance data. Empty when fine, else the reason.
+std::string check_data_files(const std::vector<DataFile>& files, const Json& data);
 
 // Longest ```lp fenced block of a text (empty when none): how the tests and the eval extract LPs.
 std::string extract_lp_block(const std::string& text);

@@ -64,7 +64,8 @@ std::string cpt_document(const Instance& in, const Verification& v, const Render
   for (const auto& x : in.vars) formulation += "- " + x.symbol + ": " + x.description + " (" + x.domain + ")\n";
   formulation += "\nObjective: " + in.objective_formula + "\n\nConstraints:\n";
   for (const auto& c : in.constraints) formulation += "- " + c.name + ": " + c.formula + "\n";
-  std::string code = "```python\n" + python_program(in, problem.data, true) + "```\n";
+  std::vector<DataFile> files = answer_files(in, problem);
+  std::string code = "```python\n" + python_program(in, problem.data, &files) + "```\n";
   std::string obj = fmt_num(v.objective) + (in.objective_unit.empty() ? "" : " " + in.objective_unit);
   std::string doc;
   if (kind == CptKind::ModelReport) {

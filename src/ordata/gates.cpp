@@ -32,7 +32,16 @@ bool contains_ci(const std::string& text, const std::string& needle) {
   return it != text.end();
 }
 
+const std::array<const char*, 9> kForbidden = {"placeholder", "TODO", "TBD", "N/A", "Locked", "Sc0",
+                                               "Skip the rest", "lorem ipsum", "..."};
+
 }  // namespace
+
+bool has_forbidden_text(const std::string& text) {
+  for (const char* f : kForbidden)
+    if (text.find(f) != std::string::npos) return true;
+  return contains_ci(text, "as an ai");
+}
 
 std::string quality_gate(const Json& rec) {
   if (!rec.contains("messages") || !rec["messages"].is_array() || rec["messages"].size() != 2) return "message_count";
@@ -42,8 +51,6 @@ std::string quality_gate(const Json& rec) {
   if (!u["content"].is_string() || !a["content"].is_string()) return "message_content";
   std::string ut = u["content"].get<std::string>(), at = a["content"].get<std::string>();
   if (ut.empty() || at.empty()) return "empty_message";
-  static const std::array<const char*, 9> kForbidden = {"placeholder", "TODO", "TBD", "N/A", "Locked", "Sc0",
-                                                          "Skip the rest", "lorem ipsum", "..."};
   for (const char* f : kForbidden)
     if (at.find(f) != std::string::npos || ut.find(f) != std::string::npos) return "forbidden_text";
   if (contains_ci(at, "as an ai") || at.find("{") == 0) return "forbidden_text";
@@ -75,6 +82,8 @@ std::string quality_gate(const Json& rec) {
   if (!known_domain) return "metadata_vocabulary";
   if (mode == Mode::DT && !has_separator_row(ut)) return "dt_without_table";
   if (mode == Mode::DPS && (ut.find("### data.json\n```json\n") == std::string::npos)) return "dps_without_file_block";
+  if (mode == Mode::DPS && m.value("data_files", "") == "json_csv" && ut.find(".csv\n```csv\n") == std::string::npos)
+    return "dps_without_file_block";
   return "";
 }
 

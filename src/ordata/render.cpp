@@ -105,17 +105,6 @@ std::string data_json_text(const Json& data) {
   return s + "}";
 }
 
-std::string data_key_list(const Instance& in) {
-  std::string s;
-  for (const auto& set : in.sets) s += "- `" + set.key + "`: list of " + set.description + "\n";
-  for (const auto& p : in.params) {
-    std::string idx;
-    for (int d : p.dims) idx += (idx.empty() ? "by " : " then ") + in.sets[size_t(d)].key;
-    s += "- `" + p.key + "`: " + p.description + unit_suffix(p) + (idx.empty() ? "" : ", " + idx) + "\n";
-  }
-  return s;
-}
-
 RenderedProblem render_problem(const Instance& in, Mode mode, Rng& rng) {
   RenderedProblem out;
   out.data = data_json(in);
@@ -125,10 +114,13 @@ RenderedProblem render_problem(const Instance& in, Mode mode, Rng& rng) {
   } else if (mode == Mode::DT) {
     data_section = expand(rng, "{The data are given in the tables below.|The instance data:|Data:}") + "\n\n" + tables(in, rng);
   } else {
-    std::string body = data_json_text(out.data);
-    out.files.push_back({"data.json", body});
-    data_section = expand(rng, "{The structured data files are provided below.|All numbers are in the attached file.|The data are attached as a JSON file.}") +
-                   "\n\n### data.json\n```json\n" + body + "\n```\n\nKeys:\n" + data_key_list(in);
+    DataLayout layout = rng.bernoulli(0.5) ? DataLayout::JsonCsv : DataLayout::JsonOnly;
+    out.files = data_files(in, out.data, layout);
+    data_section = (layout_of(out.files) == DataLayout::JsonOnly
+                        ? expand(rng, "{The structured data files are provided below.|All numbers are in the attached file.|The data are attached as a JSON file.}")
+                        : expand(rng, "{The data files are provided below: sets and scalars in data.json, tables as CSV files.|"
+                                      "All numbers are in the attached JSON and CSV files.|The data are attached as a JSON file and CSV tables.}")) +
+                   "\n\n" + file_blocks(out.files) + "\n\nKeys:\n" + data_key_list(in, out.files);
     while (!data_section.empty() && data_section.back() == '\n') data_section.pop_back();
   }
   std::string rules;
@@ -137,6 +129,10 @@ RenderedProblem render_problem(const Instance& in, Mode mode, Rng& rng) {
   } else {
     for (const auto& r : in.rules) rules += (rules.empty() ? "" : "\n") + std::string("- ") + r;
   }
+  out.intro = in.intro;
+  out.data_section = data_section;
+  out.rules = rules;
+  out.goal = in.goal;
   out.text = in.intro + "\n\n" + data_section + "\n\n" + rules + "\n\n" + in.goal;
   return out;
 }

@@ -14,6 +14,7 @@
 #include "ordata/dedup.hpp"
 #include "ordata/domains.hpp"
 #include "ordata/families.hpp"
+#include "ordata/phrasing.hpp"
 #include "ordata/gates.hpp"
 #include "ordata/render.hpp"
 #include "ordata/verify.hpp"
@@ -72,7 +73,24 @@ struct Candidate {
   double solve_ms = 0, check_ms = 0;
 };
 
-Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
+// With an LLM: the prose of the statement (all of it for DP; intro, rules and goal for DT/DPS, whose
+// data section stays verbatim after it) is paraphrased; a rejected paraphrase keeps the template text.
+// Returns the rejection reason ("" when the paraphrase was taken).
+std::string paraphrase_statement(const Paraphraser& para, const Instance& inst, Mode mode, uint64_t seed, RenderedProblem& problem) {
+  bool dp = mode == Mode::DP;
+  std::string original = dp ? problem.text : problem.intro + "\n\n" + problem.rules + "\n\n" + problem.goal;
+  std::vector<std::string> names;
+  if (dp)
+    for (const auto& set : inst.sets)
+      for (const auto& e : set.elements)
+        if (original.find(readable(e)) != std::string::npos) names.push_back(readable(e));
+  ParaphraseResult r = para.paraphrase(original, names, seed);
+  if (!r.reason.empty()) return r.reason;
+  problem.text = dp ? r.text : r.text + "\n\n" + problem.data_section;
+  return "";
+}
+
+Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool test, int64_t k) {
   Candidate c;
   uint64_t stream = test ? (o.seed ^ kTestSalt) : o.seed;
   Rng rng = Rng::derive(stream, uint64_t(k));
@@ -100,6 +118,8 @@ Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
     }
   }
   RenderedProblem problem = render_problem(inst, mode, text_rng);
+  std::optional<std::string> llm_rejection;
+  if (para) llm_rejection = paraphrase_statement(*para, inst, mode, inst_seed, problem);
   TaskSample sample = build_task(inst, v, problem, task, flaw, text_rng);
   std::string bad = check_answer(sample, v.objective);
   c.check_ms = check_timer.millis();
@@ -126,8 +146,22 @@ Candidate make_candidate(const SynthOptions& o, bool test, int64_t k) {
   meta["num_rows"] = inst.model.num_rows();
   meta["num_integer_vars"] = inst.model.num_integer_vars();
   if (flaw) meta["flaw"] = flaw->kind;
-  // Attachments are written for DPS problems and for code-only tasks (their program reads data.json).
-  if (mode == Mode::DPS || task == Task::CodeOnly) c.files["data.json"] = data_json_text(problem.data);
+  if (llm_rejection) {
+    meta["statement"] = llm_rejection->empty() ? "llm" : "template";
+    if (!llm_rejection->empty()) meta["llm_rejection"] = *llm_rejection;
+  }
+  // Attachments are written for DPS problems and for code-only tasks (their program reads them); read
+  // back by the reference reader they must give exactly the instance data.
+  if (mode == Mode::DPS || task == Task::CodeOnly) {
+    std::vector<DataFile> files = answer_files(inst, problem);
+    std::string bad_files = check_data_files(files, problem.data);
+    if (!bad_files.empty()) {
+      c.reason = bad_files;
+      return c;
+    }
+    meta["data_files"] = to_string(layout_of(files));
+    for (const auto& f : files) c.files[f.name] = f.content;
+  }
 
   Json sft = Json::object();
   sft["id"] = id;
@@ -188,15 +222,24 @@ void admit(State& s, const Json& item, bool test, const TokenSet* tokens, const 
 }
 
 std::string fingerprint(const SynthOptions& o) {
-  return fmt::format("{}|seed={}|count={}|test={}|test_task={}|mix={}|jaccard={}|chunk={}", kSynthVersion, o.seed, o.count,
-                     o.test_count, to_string(o.test_task), mix_to_string(o.mix), o.jaccard_threshold, o.chunk_size);
+  std::string f = fmt::format("{}|seed={}|count={}|test={}|test_task={}|mix={}|jaccard={}|chunk={}", kSynthVersion,
+                              o.seed, o.count, o.test_count, to_string(o.test_task), mix_to_string(o.mix),
+                              o.jaccard_threshold, o.chunk_size);
+  if (o.llm.enabled()) f += fmt::format("|llm={}|model={}|temperature={}", o.llm.base_url, o.llm.model, o.llm.temperature);
+  return f;
+}
+
+LlmOptions resolved_llm(const SynthOptions& o) {
+  LlmOptions l = o.llm;
+  if (l.cache_dir.empty()) l.cache_dir = o.out / "llm_cache";
+  return l;
 }
 
 std::string chunk_path_name(bool test, int64_t c) { return fmt::format("{}-{:05d}.jsonl", test ? "test" : "train", c); }
 
 // Processes one chunk of candidates on the worker threads, then accepts in order.
 // Returns the chunk file text (accepted items + a trailing stats line).
-std::string run_chunk(const SynthOptions& o, State& s, bool test, int64_t chunk, int64_t target) {
+std::string run_chunk(const SynthOptions& o, const Paraphraser* para, State& s, bool test, int64_t chunk, int64_t target) {
   int64_t first = chunk * o.chunk_size;
   std::vector<Candidate> cands(size_t(o.chunk_size));
   int nthreads = std::max(1, o.threads);
@@ -205,7 +248,7 @@ std::string run_chunk(const SynthOptions& o, State& s, bool test, int64_t chunk,
   for (int t = 0; t < nthreads; ++t)
     pool.emplace_back([&, t] {
       try {
-        for (int64_t i = t; i < o.chunk_size; i += nthreads) cands[size_t(i)] = make_candidate(o, test, first + i);
+        for (int64_t i = t; i < o.chunk_size; i += nthreads) cands[size_t(i)] = make_candidate(o, para, test, first + i);
       } catch (const std::exception& e) {
         errors[size_t(t)] = e.what();
       }
@@ -367,6 +410,17 @@ void validate(const SynthOptions& o) {
   if (o.out.empty()) throw Error("synth: --out is required");
   if (fs::exists(o.out) && !fs::is_directory(o.out)) throw Error("synth: --out '" + o.out.string() + "' exists and is not a folder");
   if (o.mix.domain.size() != size_t(num_domains())) throw Error("synth: domain mix has the wrong size");
+  if (o.llm.enabled()) {
+    if (o.llm.max_tries < 1 || o.llm.max_tries > 20) throw Error("synth: --llm-max-tries must be in 1..20");
+    if (!(o.llm.timeout_s > 0)) throw Error("synth: --llm-timeout must be > 0");
+    if (!(o.llm.temperature >= 0 && o.llm.temperature <= 2)) throw Error("synth: --llm-temperature must be in [0, 2]");
+    if (o.llm.model.empty()) throw Error("synth: --llm-model must not be empty");
+    try {
+      Paraphraser check(resolved_llm(o));
+    } catch (const Error& e) {
+      throw Error(std::string("synth: --llm-base-url: ") + e.what());
+    }
+  }
   fs::path partial = o.out / kPartialDir / "state.json";
   if (fs::exists(partial)) {
     Json st = parse_json_file(partial);
@@ -389,6 +443,8 @@ SynthSummary run_synth(const SynthOptions& o) {
     write_file_atomic(partial / "state.json", st.dump(2) + "\n");
   }
   State s(o.jaccard_threshold);
+  std::optional<Paraphraser> para;
+  if (o.llm.enabled()) para.emplace(resolved_llm(o));
   ProgressBar bar("synth", o.count + o.test_count, o.progress);
   int64_t written = 0;
   for (int phase = 0; phase < 2; ++phase) {
@@ -410,7 +466,7 @@ SynthSummary run_synth(const SynthOptions& o) {
           sum.seconds = timer.seconds();
           return sum;
         }
-        write_file_atomic(cp, run_chunk(o, s, test, c, target));
+        write_file_atomic(cp, run_chunk(o, para ? &*para : nullptr, s, test, c, target));
         ++written;
       }
       bar.update(int64_t(s.train.size() + s.test.size()));
@@ -422,6 +478,11 @@ SynthSummary run_synth(const SynthOptions& o) {
   Json buckets = Json::object(), test_buckets = Json::object();
   std::string sft_text, cpt_text, test_text, timing_text;
   int64_t kinds[2] = {0, 0};
+  auto count_llm = [&](const Json& meta) {
+    if (!meta.contains("statement")) return;
+    if (meta["statement"] == "llm") ++sum.paraphrased;
+    else ++sum.llm_rejections[meta["llm_rejection"].get<std::string>()];
+  };
   for (size_t i = 0; i < s.train.size(); ++i) {
     const Json& item = s.train[i];
     const Json& rec = item["record"];
@@ -434,15 +495,17 @@ SynthSummary run_synth(const SynthOptions& o) {
     cpt["source_id"] = rec["id"];
     cpt["kind"] = to_string(CptKind(kind));
     cpt_text += cpt.dump() + "\n";
-    for (const char* g : {"structure", "mode", "difficulty", "task", "domain", "variant", "answer_style"})
-      count_bucket(buckets, g, rec["metadata"][g].get<std::string>());
+    for (const char* g : {"structure", "mode", "difficulty", "task", "domain", "variant", "answer_style", "data_files", "statement"})
+      if (rec["metadata"].contains(g)) count_bucket(buckets, g, rec["metadata"][g].get<std::string>());
+    count_llm(rec["metadata"]);
     timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}}.dump() + "\n";
   }
   for (const auto& item : s.test) {
     const Json& rec = item["record"];
     test_text += rec.dump() + "\n";
-    for (const char* g : {"structure", "mode", "difficulty", "domain", "variant"})
-      count_bucket(test_buckets, g, rec["metadata"][g].get<std::string>());
+    for (const char* g : {"structure", "mode", "difficulty", "domain", "variant", "data_files", "statement"})
+      if (rec["metadata"].contains(g)) count_bucket(test_buckets, g, rec["metadata"][g].get<std::string>());
+    count_llm(rec["metadata"]);
     timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}}.dump() + "\n";
   }
 
@@ -482,6 +545,16 @@ SynthSummary run_synth(const SynthOptions& o) {
   manifest["buckets"] = buckets;
   manifest["test_buckets"] = test_buckets;
   manifest["rejections"] = s.rejections;
+  if (o.llm.enabled()) {
+    Json llm = Json::object();
+    llm["base_url"] = o.llm.base_url;
+    llm["model"] = o.llm.model;
+    llm["temperature"] = o.llm.temperature;
+    llm["paraphrased"] = sum.paraphrased;
+    llm["template_fallbacks"] = sum.llm_rejections;
+    llm["note"] = "counts over the exported SFT and test items; a rejected paraphrase keeps the template statement";
+    manifest["llm"] = llm;
+  }
   manifest["files"] = {{"sft.jsonl", sha256_hex(sft_text)}, {"cpt.jsonl", sha256_hex(cpt_text)}, {"test.jsonl", sha256_hex(test_text)}};
   write_file_atomic(o.out / "sft.jsonl", sft_text);
   write_file_atomic(o.out / "cpt.jsonl", cpt_text);

@@ -2,7 +2,8 @@
 // the candidate index), verifies, renders, answers and checks them on worker threads chunk by chunk,
 // then accepts them in candidate order (duplicate signatures, near-duplicate filter), checkpoints
 // every chunk under DIR/.synth-partial/ and finally writes sft.jsonl, cpt.jsonl, test.jsonl,
-// manifest.json, timings.jsonl and files/ atomically. Same options => same bytes (timings.jsonl
+// manifest.json, timings.jsonl and files/ atomically. With --llm-base-url the statements are
+// paraphrased by an LLM (ordata/paraphrase.hpp; responses cached in OUT/llm_cache). Same options => same bytes (timings.jsonl
 // aside: it holds wall-clock solve times); an interrupted run resumes from its last chunk.
 #pragma once
 #include <array>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ordata/paraphrase.hpp"
 #include "ordata/vocab.hpp"
 
 namespace trex::ordata {
@@ -43,11 +45,14 @@ struct SynthOptions {
   int64_t chunk_size = 250;
   bool progress = true;
   int64_t interrupt_after_chunks = -1;  // testing aid: stop (resumably) after writing this many chunk files
+  LlmOptions llm;                       // optional paraphrasing of the statements (--llm-base-url)
 };
 
 struct SynthSummary {
   int64_t sft = 0, cpt = 0, test = 0, candidates = 0, resumed_chunks = 0;
   std::map<std::string, int64_t> rejections;
+  int64_t paraphrased = 0;                        // exported items whose statement is the LLM's
+  std::map<std::string, int64_t> llm_rejections;  // exported items that fell back to the template, by reason
   double seconds = 0.0;
   bool interrupted = false;
 };

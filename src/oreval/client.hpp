@@ -1,59 +1,14 @@
-// OpenAI-compatible chat-completions client over HTTP (cpp-httplib): base URL, model, API key from an
-// environment variable (never logged), sampling parameters, timeouts, retries with backoff on
-// connection errors / 429 / 5xx, and an on-disk cache keyed by the whole request.
+// The OpenAI-compatible chat client of `trex eval`: the generic client lives in util/chat_client.hpp
+// (ordata's paraphrasing uses it too); these names keep oreval's spelling.
 #pragma once
-#include <cstdint>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "oreval/prompts.hpp"
+#include "util/chat_client.hpp"
 
 namespace trex::oreval {
 
-struct SamplingParams {
-  double temperature = 0.6;
-  double top_p = 1.0;
-  int max_tokens = 9600;
-  std::optional<int64_t> seed = 42;
-  std::vector<std::string> stop;
-};
-
-struct ClientConfig {
-  std::string base_url;                  // e.g. http://127.0.0.1:8000/v1
-  std::string model;
-  std::string api_key_env = "OPENAI_API_KEY";  // name of the variable holding the key ("" = none)
-  double connect_timeout_s = 10.0;
-  double read_timeout_s = 600.0;
-  int max_tries = 3;                     // the report: 3 tries
-  double backoff_s = 1.0;                // sleeps backoff, 2*backoff, ... between tries
-  std::filesystem::path cache_dir;       // empty: no cache
-};
-
-struct ChatResult {
-  bool ok = false;
-  std::string content;
-  std::string finish_reason;
-  std::string error;       // last error when !ok (never contains the API key)
-  int http_status = 0;     // last HTTP status, 0 for connection errors
-  int tries = 0;
-  bool from_cache = false;
-  double seconds = 0.0;
-};
-
-class ChatClient {
- public:
-  explicit ChatClient(ClientConfig config);  // throws trex::Error on a malformed base URL
-  ChatResult complete(const std::vector<ChatMessage>& messages, const SamplingParams& params) const;
-  // The JSON body that is sent (and hashed for the cache key).
-  std::string request_body(const std::vector<ChatMessage>& messages, const SamplingParams& params) const;
-  const ClientConfig& config() const { return config_; }
-
- private:
-  ChatResult post_once(const std::string& body) const;
-  ClientConfig config_;
-  std::string scheme_host_port_, path_prefix_, api_key_;
-};
+using ChatMessage = chat::Message;
+using SamplingParams = chat::SamplingParams;
+using ClientConfig = chat::ClientConfig;
+using ChatResult = chat::Result;
+using ChatClient = chat::Client;
 
 }  // namespace trex::oreval

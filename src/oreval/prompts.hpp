@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "oreval/benchmarks.hpp"
+#include "util/chat_client.hpp"
 
 namespace trex::oreval {
 
@@ -14,10 +15,7 @@ enum class AnswerStyle {
   Lp,      // native: one ```lp block with the model in LP-file format
 };
 
-struct ChatMessage {
-  std::string role;  // system | user | assistant
-  std::string content;
-};
+using ChatMessage = chat::Message;  // role (system | user | assistant), content
 
 AnswerStyle parse_answer_style(const std::string& s);  // "report" | "lp"; throws trex::Error
 const char* to_string(AnswerStyle s);

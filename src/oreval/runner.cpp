@@ -15,6 +15,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
 #include "util/progress.hpp"
 
 namespace trex::oreval {
@@ -188,6 +189,13 @@ EvalSummary run_eval(const EvalOptions& opt) {
   ExecConfig exec = opt.exec;
   if (opt.source == ResponseSource::Oracle) exec.orgeval_lb_quirk = false;
   fs::create_directories(exec.work_root);
+  if (exec.use_forkserver && !exec.forkserver && opt.style == AnswerStyle::Report && exec.executor == "trex" &&
+      ::geteuid() == 0) {
+    std::string why;
+    exec.forkserver = start_forkserver(exec, {}, &why);
+    if (exec.forkserver) exec.forkserver_scientific = start_forkserver(exec, {"numpy", "pandas"}, &why);
+    if (!exec.forkserver) log::warn("{}; each answer starts python3 instead", why);
+  }
   std::vector<std::string> keys;
 
   std::size_t total = 0;

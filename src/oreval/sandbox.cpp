@@ -3,6 +3,8 @@
 // parent may be multi-threaded.
 #include "oreval/sandbox.hpp"
 
+#include "oreval/sandbox_common.hpp"
+
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -27,58 +29,6 @@ namespace trex::oreval {
 namespace fs = std::filesystem;
 
 namespace {
-
-// ---- cgroups (v2 unified hierarchy, else v1 pids + memory controllers) ----
-struct CgroupSet {
-  std::vector<fs::path> dirs;  // one per hierarchy we joined
-  std::vector<std::string> names;
-
-  static bool write_file(const fs::path& p, const std::string& v) {
-    std::ofstream f(p);
-    if (!f) return false;
-    f << v;
-    f.flush();
-    return bool(f);
-  }
-
-  void create(const std::string& leaf, const SandboxLimits& lim) {
-    fs::path v2 = "/sys/fs/cgroup";
-    std::error_code ec;
-    if (fs::exists(v2 / "cgroup.controllers", ec)) {
-      fs::path d = v2 / leaf;
-      if (fs::create_directory(d, ec)) {
-        bool p = write_file(d / "pids.max", std::to_string(lim.max_processes));
-        bool m = write_file(d / "memory.max", std::to_string(lim.memory_bytes));
-        dirs.push_back(d);
-        if (p) names.push_back("cgroup-pids");
-        if (m) names.push_back("cgroup-memory");
-      }
-      return;
-    }
-    fs::path pids = "/sys/fs/cgroup/pids", mem = "/sys/fs/cgroup/memory";
-    if (fs::exists(pids / "cgroup.procs", ec) && fs::create_directory(pids / leaf, ec)) {
-      dirs.push_back(pids / leaf);
-      if (write_file(pids / leaf / "pids.max", std::to_string(lim.max_processes))) names.push_back("cgroup-pids");
-    }
-    if (fs::exists(mem / "cgroup.procs", ec) && fs::create_directory(mem / leaf, ec)) {
-      dirs.push_back(mem / leaf);
-      if (write_file(mem / leaf / "memory.limit_in_bytes", std::to_string(lim.memory_bytes)))
-        names.push_back("cgroup-memory");
-    }
-  }
-
-  void add(pid_t pid) {
-    for (auto& d : dirs) write_file(d / "cgroup.procs", std::to_string(pid));
-  }
-
-  ~CgroupSet() {
-    // The child's processes are gone by now (PID namespace) or killed; rmdir may need a moment.
-    for (auto& d : dirs) {
-      for (int i = 0; i < 100 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-};
 
 [[noreturn]] void child_fail(int err_fd, const char* what) {
   // Only async-signal-safe calls here.
@@ -182,19 +132,6 @@ void drop_privileges() {
   child_fail(2, "execve");
 }
 
-std::vector<std::string> mount_points() {
-  std::vector<std::string> out;
-  std::ifstream f("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream ss(line);
-    std::string id, parent, devno, root, mp;
-    ss >> id >> parent >> devno >> root >> mp;
-    if (!mp.empty() && mp != "/") out.push_back(mp);
-  }
-  return out;
-}
-
 }  // namespace
 
 SandboxResult run_sandboxed(const SandboxSpec& spec) {
@@ -221,7 +158,7 @@ SandboxResult run_sandboxed(const SandboxSpec& spec) {
   std::string wd = workdir.string();
   std::vector<std::string> mounts;
   const bool root = ::geteuid() == 0;
-  if (root) mounts = mount_points();
+  if (root) mounts = detail::mount_points();
 
   int out_pipe[2], err_pipe[2], sync_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) { res.error = "sandbox: pipe failed"; return res; }
@@ -243,9 +180,8 @@ SandboxResult run_sandboxed(const SandboxSpec& spec) {
     return res;
   }
 
-  static std::atomic<unsigned> counter{0};
-  CgroupSet cgroups;
-  if (root) cgroups.create("trex-sandbox-" + std::to_string(::getpid()) + "-" + std::to_string(counter++), spec.limits);
+  detail::CgroupSet cgroups;
+  if (root) cgroups.create(detail::next_cgroup_leaf(), spec.limits);
 
   ChildPlan plan{argv[0], argv.data(), envp.data(), wd.c_str(), out_pipe[1], err_pipe[1], sync_pipe[0],
                  status_pipe[1], false, &spec.limits, &mounts};

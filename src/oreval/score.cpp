@@ -126,6 +126,28 @@ SandboxSpec python_spec(const ExecConfig& cfg, const fs::path& dir, const std::s
   return s;
 }
 
+// The fixed part of python_spec's environment, for the fork server (HOME/TMPDIR are set per run).
+std::vector<std::string> interpreter_env(const ExecConfig& cfg) {
+  return python_spec(cfg, cfg.work_root, "run.py", 1.0).env;
+}
+
+// Forking a server that holds numpy and pandas costs more per run (a bigger process to copy), so only answers
+// that name them go there; the outcome is the same either way, only the time differs.
+bool names_scientific_modules(const std::string& code) {
+  return contains(code, "numpy") || contains(code, "pandas");
+}
+
+SandboxResult run_python(const ExecConfig& cfg, const SandboxSpec& spec, const std::string& code) {
+  const auto& server = names_scientific_modules(code) && cfg.forkserver_scientific ? cfg.forkserver_scientific
+                                                                                    : cfg.forkserver;
+  if (server && server->serves(spec)) {
+    SandboxResult r = server->run(spec);
+    if (r.started || server->alive()) return r;
+    // The server died: this run (and the following ones) take the reference path.
+  }
+  return run_sandboxed(spec);
+}
+
 // The last "SomeError: message" line of a Python traceback.
 std::pair<std::string, std::string> last_exception(const std::string& stderr_text) {
   std::size_t end = stderr_text.size();
@@ -196,7 +218,7 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
   fs::path data = wd.write_data(instance_data(bench, item));
   write_file_atomic(wd.path / "answer.py", rewrite_solver_code(code, data.string()));
   write_file_atomic(wd.path / "run.py", kSolverWrapper);
-  SandboxResult r = run_sandboxed(python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s));
+  SandboxResult r = run_python(cfg, python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s), code);
   auto j = r.started && !r.timed_out && !r.cpu_limit ? parse_wrapper_output(r.stdout_data) : std::nullopt;
   if (!j) {
     Outcome o = sandbox_failure(r);
@@ -261,7 +283,7 @@ Outcome score_structure_code(const BenchItem& item, const std::string& response,
   fs::path data = wd.write_data(item.data.is_null() ? Json::object() : item.data);
   fs::path target = wd.path / "model_output.lp";
   write_file_atomic(wd.path / "answer.py", rewrite_orgeval_code(code, data.string(), target.string(), cfg.orgeval_lb_quirk));
-  SandboxResult r = run_sandboxed(python_spec(cfg, wd.path, "answer.py", cfg.orgeval_timeout_s));
+  SandboxResult r = run_python(cfg, python_spec(cfg, wd.path, "answer.py", cfg.orgeval_timeout_s), code);
   if (!fs::exists(target)) {
     Outcome o = sandbox_failure(r);
     if (o.kind == "exec_error" && r.started && r.exit_code == 0 && !r.timed_out) {
@@ -327,6 +349,7 @@ ExecConfig default_exec_config() {
     c.shim_dir = s;
   else
     c.shim_dir = fs::path(TREX_SOURCE_DIR) / "python" / "shim";
+  c.forkserver_script = c.shim_dir.parent_path() / "sandbox_forkserver.py";
   if (const char* b = std::getenv("TREX_BIN"); b && *b)
     c.trex_bin = b;
   else {
@@ -335,6 +358,15 @@ ExecConfig default_exec_config() {
   }
   c.work_root = fs::temp_directory_path() / "trex-eval";
   return c;
+}
+
+std::shared_ptr<PythonForkServer> start_forkserver(const ExecConfig& cfg, const std::vector<std::string>& preload,
+                                                   std::string* why) {
+  if (cfg.executor != "trex") {
+    if (why) *why = "fork server: only for trex's layer (a real gurobipy is started per answer)";
+    return nullptr;
+  }
+  return PythonForkServer::start(cfg.python, cfg.forkserver_script, interpreter_env(cfg), preload, why);
 }
 
 bool objective_matches(double predicted, double gold) { return std::fabs(predicted - gold) <= 1e-6; }

@@ -3,10 +3,12 @@
 // go through trex's LP reader and CBC; ORGEval answers are compared with `check_equivalence`.
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "oreval/benchmarks.hpp"
+#include "oreval/forkserver.hpp"
 #include "oreval/prompts.hpp"
 #include "oreval/sandbox.hpp"
 
@@ -26,7 +28,18 @@ struct ExecConfig {
   // ORGEval's missing-lb insertion (§5.2) rewrites model answers; --oracle turns it off so that the
   // reference programs are scored as written (with it, every `model.addVars(...)` without lb= breaks).
   bool orgeval_lb_quirk = true;
+  // Python answers are forked from this pre-imported server when set (start_forkserver); else, or when it
+  // cannot take a run, each answer starts /usr/bin/python3 through run_sandboxed (the reference path).
+  bool use_forkserver = true;  // run_eval starts them (root, executor trex) unless this is false
+  std::shared_ptr<PythonForkServer> forkserver;             // the layer and standard modules pre-imported
+  std::shared_ptr<PythonForkServer> forkserver_scientific;  // also numpy and pandas (answers naming them)
+  std::filesystem::path forkserver_script;  // python/sandbox_forkserver.py
 };
+
+// Starts a fork server for cfg's trex executor (root only) pre-importing `preload` besides the layer;
+// nullptr and *why when it does not start.
+std::shared_ptr<PythonForkServer> start_forkserver(const ExecConfig& cfg, const std::vector<std::string>& preload,
+                                                   std::string* why);
 
 // Defaults from the environment: TREX_PYTHON_SHIM / <source>/python/shim, TREX_BIN / this executable.
 ExecConfig default_exec_config();

@@ -13,6 +13,11 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include "dist/grad_sync.hpp"
+#include "dist/layout.hpp"
+#include "dist/mpi_process_group.hpp"
+#include "dist/mpi_runtime.hpp"
+#include "dist/watchdog.hpp"
 #include "model/checkpoint.hpp"
 #include "model/config.hpp"
 #include "model/model.hpp"
@@ -82,6 +87,17 @@ void truncate_metrics(const fs::path& path, int64_t step) {
   write_file_atomic(path, kept);
 }
 
+// The MPI side of a distributed run (TrainOptions::dp/ep/pp).
+struct Distributed {
+  dist::MpiRuntime mpi{nullptr, nullptr};
+  std::unique_ptr<dist::MpiProcessGroup> data, experts;
+  std::unique_ptr<dist::Watchdog> watchdog;
+  int rank = 0, data_ranks = 1;
+  void beat(const char* phase) {
+    if (watchdog) watchdog->beat(phase);
+  }
+};
+
 }  // namespace
 
 void validate_options(const TrainOptions& o) {
@@ -107,11 +123,40 @@ void validate_options(const TrainOptions& o) {
   if (o.keep < 1) throw Error("--keep must be >= 1");
   if (!(o.peak_gflops > 0)) throw Error("--peak-gflops must be positive");
   if (o.weight_decay < 0) throw Error("--weight-decay must be >= 0");
+  if (o.dp < 1 || o.ep < 1 || o.pp < 1) throw Error("--dp/--ep/--pp must be >= 1");
+  if (o.pp > 1) throw Error("--pp > 1: pipeline parallelism is not implemented yet (use --dp and --ep)");
+  if (o.micro_batch % (o.dp * o.ep) != 0)
+    throw Error(fmt::format("--micro-batch {} is not divisible by dp*ep = {} (every data rank takes an equal "
+                            "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
   parse_optimizer(o.optimizer);
 }
 
+static json train_impl(const TrainOptions& opt, Distributed* D);
+
 json train(const TrainOptions& opt) {
   validate_options(opt);
+  if (opt.dp * opt.ep * opt.pp == 1) return train_impl(opt, nullptr);
+  Distributed D;
+  const dist::Layout layout{opt.dp, opt.ep, opt.pp};
+  dist::validate_layout(layout, D.mpi.world_size());
+  D.data = std::make_unique<dist::MpiProcessGroup>(MPI_COMM_WORLD);
+  D.rank = D.data->rank();
+  D.data_ranks = opt.dp * opt.ep;
+  const auto c = dist::coords_of(layout, D.rank);
+  MPI_Comm ep_comm = MPI_COMM_NULL;
+  dist::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, c.pp * opt.dp + c.dp, c.ep, &ep_comm), "Comm_split");
+  D.experts = std::make_unique<dist::MpiProcessGroup>(ep_comm);
+  MPI_Comm_free(&ep_comm);
+  D.watchdog = std::make_unique<dist::Watchdog>(opt.watchdog_s);
+  try {
+    return train_impl(opt, &D);
+  } catch (const std::exception& e) {  // the peers would block in their next collective: end the whole job
+    dist::abort_job(e.what(), 2);
+  }
+}
+
+static json train_impl(const TrainOptions& opt, Distributed* D) {
+  const bool lead = !D || D->rank == 0;  // writes metrics, checkpoints, the summary
   TrainOptions o = opt;
   const double min_lr = o.min_lr >= 0 ? o.min_lr : o.lr / 10;
   const int64_t warmup = std::min(o.steps, o.warmup >= 0 ? o.warmup : o.steps / 10);
@@ -155,7 +200,17 @@ json train(const TrainOptions& opt) {
   if (!std::getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
 
   // --- model, optimizer, loader ---
-  model::Model model(cfg);
+  if (D && cfg.n_routed_experts % o.ep != 0)
+    throw Error(fmt::format("--ep {} does not divide the model's {} routed experts", o.ep, cfg.n_routed_experts));
+  model::Model model(cfg, D ? D->data.get() : nullptr);  // routing statistics summed over the data ranks
+  if (D) {
+    if (o.ep > 1)
+      model.set_expert_group(D->experts.get());
+    else
+      model.set_expert_group(&model::single_process_group());
+  }
+  std::unique_ptr<dist::GradSync> sync;
+  if (D) sync = std::make_unique<dist::GradSync>(*D->data, model, true);
   if (resume_dir)
     model::load_weights(*resume_dir, model.store());
   else if (!o.init.empty())
@@ -188,21 +243,25 @@ json train(const TrainOptions& opt) {
     elapsed_before = saved_state.value("train_seconds", 0.0);
   }
 
-  // --- output folder (first write) ---
-  fs::create_directories(o.out);
-  remove_partial_checkpoints(o.out);
+  // --- output folder (first write; rank 0 only) ---
   const fs::path metrics_path = o.out / "metrics.jsonl";
-  if (resume_dir)
-    truncate_metrics(metrics_path, done);
-  else
-    write_file_atomic(metrics_path, "");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> metrics(std::fopen(metrics_path.c_str(), "a"), &std::fclose);
+  if (lead) {
+    fs::create_directories(o.out);
+    remove_partial_checkpoints(o.out);
+    if (resume_dir)
+      truncate_metrics(metrics_path, done);
+    else
+      write_file_atomic(metrics_path, "");
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> metrics(std::fopen(lead ? metrics_path.c_str() : "/dev/null", "a"),
+                                                         &std::fclose);
   if (!metrics) throw Error("cannot open " + metrics_path.string() + " for appending");
 
   // --- FLOP convention, printed once ---
   const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
   const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
-  std::fprintf(stderr,
+  if (lead)
+    std::fprintf(stderr,
                "trex train: %s, %lld parameters, mode %s, optimizer %s%s, %lld x %lld x %lld tokens per step\n"
                "FLOPs: train = 3 x forward, forward = 2*N_mm + attention + indexer (DEEPSEEK_V4.md §10, MTP "
                "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (FP32)\n",
@@ -210,7 +269,10 @@ json train(const TrainOptions& opt) {
                o.mode.c_str(), o.optimizer.c_str(), o.freeze_router ? ", router frozen" : "",
                (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
                o.peak_gflops);
-  if (resume_dir) std::fprintf(stderr, "resuming from %s (step %lld)\n", resume_dir->c_str(), (long long)done);
+  if (resume_dir && lead) std::fprintf(stderr, "resuming from %s (step %lld)\n", resume_dir->c_str(), (long long)done);
+  if (D && lead)
+    std::fprintf(stderr, "layout dp%d ep%d pp%d: %d ranks, %lld rows of each micro-batch per rank\n", o.dp, o.ep,
+                 o.pp, D->mpi.world_size(), (long long)(o.micro_batch / D->data_ranks));
 
   auto state_json = [&](double train_seconds) {
     return json{{"step", done},
@@ -225,6 +287,11 @@ json train(const TrainOptions& opt) {
   };
   std::optional<fs::path> last_ckpt = resume_dir;
   auto save = [&](double train_seconds) {
+    if (D) D->beat("checkpoint");
+    if (!lead) {
+      D->data->barrier();  // rank 0 writes; nobody runs ahead while it does
+      return;
+    }
     CheckpointWrite w;
     w.store = &model.store();
     w.config = &cfg;
@@ -233,15 +300,16 @@ json train(const TrainOptions& opt) {
     w.state = state_json(train_seconds);
     w.pause_ms = o.checkpoint_pause_ms;
     last_ckpt = write_checkpoint(o.out, done, w, o.keep);
+    if (D) D->data->barrier();
   };
 
   // --- the step loop: nothing large is allocated here (model arena, loader batch, optimizer state reused) ---
   std::vector<text::Batch> micro(size_t(o.grad_accum));
   std::vector<model::Batch> views(micro.size());
   auto grads = model.grads();
-  ProgressBar bar("train", o.steps, o.progress);
+  ProgressBar bar("train", o.steps, o.progress && lead);
   bar.update(done);
-  const bool plain_log = o.progress && !ProgressBar::on_terminal();
+  const bool plain_log = o.progress && lead && !ProgressBar::on_terminal();
   const int64_t log_every = std::max<int64_t>(1, o.steps / 20);
   double first_loss = std::numeric_limits<double>::quiet_NaN(), last_loss = first_loss;
   double timed_seconds = 0, timed_tokens = 0;  // steps after the first of this process (warm-up excluded)
@@ -262,7 +330,49 @@ json train(const TrainOptions& opt) {
     for (size_t a = 0; a < micro.size(); ++a)
       views[a] = model::Batch{int64_t(micro[a].batch_size), T, micro[a].tokens.data(), micro[a].doc_ids.data(),
                               micro[a].loss_mask.data()};
-    model::Losses sum = accumulate_gradients(model, views);
+    model::Losses sum;
+    double comm_s = 0, compute_s = 0;
+    if (!D) {
+      sum = accumulate_gradients(model, views);
+    } else {
+      // This rank's slice of every micro-batch, normalised by the whole micro-batch's target counts (so the
+      // average over ranks is the one-process mean); the bucketed all-reduce overlaps the last backward.
+      Timer fb;
+      model.zero_grad();
+      const int64_t rows = o.micro_batch / D->data_ranks, first = D->rank * rows;
+      const double inv = 1.0 / double(views.size());
+      for (size_t a = 0; a < views.size(); ++a) {
+        model::Batch full = views[a], part = full;
+        part.B = rows;
+        part.tokens += first * T;
+        if (part.doc_ids) part.doc_ids += first * T;
+        if (part.loss_mask) part.loss_mask += first * T;
+        part.ce_denominator = double(model::count_targets(full, 1, T)) / double(D->data_ranks);
+        part.mtp_denominator = double(model::count_targets(full, 2, T - 1)) / double(D->data_ranks);
+        if (a + 1 == views.size()) sync->arm();
+        D->beat("forward_backward");
+        const model::Losses l = model.forward_backward(part);
+        sum.total += l.total * inv;
+        sum.ce += l.ce * inv;
+        sum.mtp += l.mtp * inv;
+        sum.balance += l.balance * inv;
+        sum.indexer += l.indexer * inv;
+      }
+      const double fb_s = fb.seconds();
+      D->beat("gradient all-reduce");
+      const dist::GradSyncStats st = sync->finish();
+      if (views.size() > 1)
+        for (float& g : grads) g *= float(inv);
+      Timer red_t;
+      std::vector<double> red = {sum.total, sum.ce, sum.mtp, sum.balance, sum.indexer};
+      D->data->all_reduce_sum(red);
+      for (double& x : red) x /= double(D->data_ranks);
+      sum.total = red[0], sum.ce = red[1], sum.mtp = red[2], sum.balance = red[3], sum.indexer = red[4];
+      const double ep_wait = D->experts->take_wait_seconds();
+      comm_s = st.exposed_seconds + ep_wait + red_t.seconds();
+      compute_s = fb_s - st.exposed_seconds - ep_wait;
+      D->beat("optimizer");
+    }
     if (step == o.inject_nan_step) grads[norm_ranges.front().first] = std::numeric_limits<float>::quiet_NaN();
 
     const double gnorm = grad_norm(grads, norm_ranges);
@@ -303,6 +413,13 @@ json train(const TrainOptions& opt) {
                 {"tflops", tflops},            {"mfu", mfu}, {"expert_load_max_mean", ls.max_ratio},
                 {"expert_load_max_mean_per_block", ls.per_block}};
     if (verdict.skip) rec["skip_reason"] = verdict.reason;
+    if (D) {  // step decomposition (the optimizer and the rest count as compute; no pipeline: no bubble)
+      rec["layout"] = fmt::format("dp{} ep{} pp{}", o.dp, o.ep, o.pp);
+      rec["compute_seconds"] = dt - comm_s;
+      rec["forward_backward_compute_seconds"] = compute_s;
+      rec["comm_exposed_seconds"] = comm_s;
+      rec["bubble_seconds"] = 0.0;
+    }
     std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
     std::fflush(metrics.get());
 
@@ -332,6 +449,7 @@ json train(const TrainOptions& opt) {
                   {"peak_gflops", o.peak_gflops},
                   {"checkpoint", last_ckpt ? last_ckpt->string() : ""},
                   {"metrics", metrics_path.string()}};
+  if (!lead) return summary;
   if (o.json)
     std::printf("%s\n", summary.dump(2).c_str());
   else

@@ -1,7 +1,8 @@
 // A tiny scripted OpenAI-compatible server for tests, on raw sockets so it can also misbehave:
 // answer slowly, return HTTP 500, drop the connection, or send malformed JSON. It binds 127.0.0.1 on
 // a free port and serves until destroyed. The script maps a marker found in the request body (e.g.
-// "[item-3]") to a behaviour.
+// "[item-3]") to a behaviour; a responder (second map) computes the behaviour from the request body
+// instead (e.g. a paraphrase of the prompt it was sent).
 #pragma once
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -26,11 +27,14 @@ struct ScriptedReply {
   std::string content;
   double delay_s = 0.0;
 };
+using ScriptedResponder = std::function<ScriptedReply(const std::string& body)>;
 
 class ScriptedServer {
  public:
   // script: marker -> reply; requests matching no marker get HTTP 404.
-  explicit ScriptedServer(std::map<std::string, ScriptedReply> script) : script_(std::move(script)) {
+  // responders: marker -> function of the request body giving the reply.
+  explicit ScriptedServer(std::map<std::string, ScriptedReply> script, std::map<std::string, ScriptedResponder> responders = {})
+      : script_(std::move(script)), responders_(std::move(responders)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -123,6 +127,7 @@ class ScriptedServer {
     std::string headers, body;
     if (read_request(c, headers, body)) {
       ScriptedReply reply;
+      ScriptedResponder responder;
       std::string marker;
       {
         std::lock_guard<std::mutex> l(mu_);
@@ -131,10 +136,16 @@ class ScriptedServer {
             marker = m;
             reply = r;
           }
+        for (auto& [m, f] : responders_)
+          if (body.find(m) != std::string::npos) {
+            marker = m;
+            responder = f;
+          }
         counts_[marker]++;
         auto p = headers.find("Authorization: ");
         if (p != std::string::npos) last_auth_ = headers.substr(p + 15, headers.find("\r\n", p) - p - 15);
       }
+      if (responder) reply = responder(body);
       if (marker.empty()) {
         send_all(c, http(404, R"({"error":{"message":"unknown","type":"invalid_request_error"}})"));
       } else if (reply.kind == ScriptedReply::Http500) {
@@ -159,6 +170,7 @@ class ScriptedServer {
   }
 
   std::map<std::string, ScriptedReply> script_;
+  std::map<std::string, ScriptedResponder> responders_;
   int fd_ = -1, port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;

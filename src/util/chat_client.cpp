@@ -1,5 +1,5 @@
-// ChatClient: one httplib::Client per call (thread-safe by construction), JSON via nlohmann.
-#include "oreval/client.hpp"
+// chat::Client: one httplib::Client per call (thread-safe by construction), JSON via nlohmann.
+#include "util/chat_client.hpp"
 
 #include <httplib.h>
 
@@ -12,25 +12,25 @@
 #include "util/hash.hpp"
 #include "util/jsonl.hpp"
 
-namespace trex::oreval {
+namespace trex::chat {
 namespace fs = std::filesystem;
 
-ChatClient::ChatClient(ClientConfig config) : config_(std::move(config)) {
+Client::Client(ClientConfig config) : config_(std::move(config)) {
   const std::string& url = config_.base_url;
   auto scheme_end = url.find("://");
   if (scheme_end == std::string::npos || (url.compare(0, scheme_end, "http") != 0 && url.compare(0, scheme_end, "https") != 0))
-    throw Error("--base-url must start with http:// or https:// (got '" + url + "')");
+    throw Error("base URL must start with http:// or https:// (got '" + url + "')");
   auto path_start = url.find('/', scheme_end + 3);
   scheme_host_port_ = path_start == std::string::npos ? url : url.substr(0, path_start);
   path_prefix_ = path_start == std::string::npos ? "" : url.substr(path_start);
   while (!path_prefix_.empty() && path_prefix_.back() == '/') path_prefix_.pop_back();
-  if (scheme_host_port_.size() <= scheme_end + 3) throw Error("--base-url has no host: '" + url + "'");
+  if (scheme_host_port_.size() <= scheme_end + 3) throw Error("base URL has no host: '" + url + "'");
   if (!config_.api_key_env.empty())
     if (const char* k = std::getenv(config_.api_key_env.c_str())) api_key_ = k;
   if (config_.max_tries < 1) config_.max_tries = 1;
 }
 
-std::string ChatClient::request_body(const std::vector<ChatMessage>& messages, const SamplingParams& p) const {
+std::string Client::request_body(const std::vector<Message>& messages, const SamplingParams& p) const {
   Json body;
   body["model"] = config_.model;
   body["messages"] = Json::array();
@@ -45,8 +45,8 @@ std::string ChatClient::request_body(const std::vector<ChatMessage>& messages, c
   return body.dump();
 }
 
-ChatResult ChatClient::post_once(const std::string& body) const {
-  ChatResult r;
+Result Client::post_once(const std::string& body) const {
+  Result r;
   httplib::Client cli(scheme_host_port_);
   auto to_parts = [](double s, time_t& sec, time_t& usec) {
     sec = time_t(s);
@@ -84,7 +84,7 @@ ChatResult ChatClient::post_once(const std::string& body) const {
   return r;
 }
 
-ChatResult ChatClient::complete(const std::vector<ChatMessage>& messages, const SamplingParams& params) const {
+Result Client::complete(const std::vector<Message>& messages, const SamplingParams& params) const {
   auto t0 = std::chrono::steady_clock::now();
   std::string body = request_body(messages, params);
   fs::path cache_file;
@@ -95,7 +95,7 @@ ChatResult ChatClient::complete(const std::vector<ChatMessage>& messages, const 
     if (fs::exists(cache_file, ec)) {
       try {
         Json j = parse_json_file(cache_file);
-        ChatResult r;
+        Result r;
         r.ok = true;
         r.from_cache = true;
         r.content = j.at("content").get<std::string>();
@@ -106,7 +106,7 @@ ChatResult ChatClient::complete(const std::vector<ChatMessage>& messages, const 
       }
     }
   }
-  ChatResult r;
+  Result r;
   for (int attempt = 1; attempt <= config_.max_tries; ++attempt) {
     r = post_once(body);
     r.tries = attempt;
@@ -124,4 +124,4 @@ ChatResult ChatClient::complete(const std::vector<ChatMessage>& messages, const 
   return r;
 }
 
-}  // namespace trex::oreval
+}  // namespace trex::chat
