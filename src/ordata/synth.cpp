@@ -70,6 +70,7 @@ struct Candidate {
   TokenSet tokens;
   std::vector<uint64_t> signature;
   Json files = Json::object();  // DPS attachments
+  std::string reference_code;   // code_only test items: the program reading data.json
   double solve_ms = 0, check_ms = 0;
 };
 
@@ -161,6 +162,14 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
     }
     meta["data_files"] = to_string(layout_of(files));
     for (const auto& f : files) c.files[f.name] = f.content;
+    // The eval harness gives a code answer its item's data as data.json only: CSV layouts can't be test items.
+    if (test && task == Task::CodeOnly) {
+      if (layout_of(files) != DataLayout::JsonOnly) {
+        c.reason = "test_code_needs_json_only";
+        return c;
+      }
+      c.reference_code = python_program(inst, problem.data, &files);
+    }
   }
 
   Json sft = Json::object();
@@ -180,7 +189,7 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
     t["lp_file"] = "test_lp/" + id + ".lp";
     t["reference_lp"] = sample.answer_lp.empty() ? reference_lp(inst) : sample.answer_lp;
     t["data"] = problem.data;
-    if (task == Task::CodeOnly) t["reference_code"] = python_program(inst, problem.data, true);  // `eval --oracle`
+    if (task == Task::CodeOnly) t["reference_code"] = c.reference_code;  // what `trex eval --oracle` runs
     t["statement"] = problem.text;
     t["metadata"] = meta;
     c.record = std::move(t);
