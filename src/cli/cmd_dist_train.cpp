@@ -101,6 +101,7 @@ int run(const Opts& o) {
                         "Comm_split");
   trex::dist::MpiProcessGroup ep_group(ep_comm);
   MPI_Comm_free(&ep_comm);
+  ep_group.set_overlap(!o.no_overlap);
   const auto cfg = trex::model::load_model_config(o.config);
   if (cfg.n_routed_experts % o.ep != 0)
     throw trex::Error(fmt::format("--ep {} does not divide the {} routed experts of {}", o.ep,
@@ -293,7 +294,8 @@ trex::cli::CommandRegistrar reg(
       sub.add_option("--dp", o->dp, "Data-parallel ranks");
       sub.add_option("--ep", o->ep, "Expert-parallel ranks (divides the routed experts)");
       sub.add_option("--pp", o->pp, "Pipeline stages (must be 1 for now)");
-      sub.add_flag("--no-overlap", o->no_overlap, "Blocking all-reduce after backward (reference path)");
+      sub.add_flag("--no-overlap", o->no_overlap,
+                   "Blocking all-reduce after backward and expert exchanges completed at once (reference path)");
       sub.add_flag("--no-zero", o->no_zero, "Every rank updates all parameters (no ZeRO-1 sharding)");
       sub.add_option("--bucket-mb", o->bucket_mb, "Gradient bucket size in MiB (default 16, the MPI cliff)");
       sub.add_option("--metrics", o->metrics, "JSONL of per-step loss and timing (written by rank 0)");

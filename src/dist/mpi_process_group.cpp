@@ -109,6 +109,10 @@ int MpiProcessGroup::start_all_to_all_rows(const float* send, std::span<const in
     }
   }
   if (p.requests.empty()) return -1;  // nothing to wait for
+  if (!overlap_) {
+    wait(int(slot));
+    return -1;
+  }
   return int(slot);
 }
 

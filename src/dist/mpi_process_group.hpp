@@ -39,6 +39,10 @@ class MpiProcessGroup final : public model::ProcessGroup {
   void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs, std::span<const int64_t> counts);
   void barrier();
 
+  // false: start_all_to_all_rows completes the exchange before returning (nothing overlaps; the reference
+  // against which the overlap's benefit is measured).
+  void set_overlap(bool on) { overlap_ = on; }
+
   // Seconds spent blocked in this group's all-to-all calls and waits (communication the computation did not
   // hide) since the last call; resets the counter.
   double take_wait_seconds();
@@ -56,6 +60,7 @@ class MpiProcessGroup final : public model::ProcessGroup {
   std::deque<Pending> pending_;
   double wait_seconds_ = 0;
   int tag_ = 0;
+  bool overlap_ = true;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

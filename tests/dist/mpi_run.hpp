@@ -30,6 +30,12 @@ inline fs::path temp_dir(const std::string& name) {
   return d;
 }
 
+// mpirun with `np` ranks. Ranks that wait yield the core (mpi_yield_when_idle): ctest -j2 runs two multi-rank
+// jobs on 2 cores, and busy-polling ranks would starve the ones that compute.
+inline std::string mpirun_prefix(int np) {
+  return "mpirun -np " + std::to_string(np) + " --oversubscribe --mca mpi_yield_when_idle 1 ";
+}
+
 // Runs trex dist-train with `np` ranks (np == 0: without mpirun).
 inline RunResult run(int np, const std::string& args, const fs::path& dir, const std::string& tag) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -37,7 +43,7 @@ inline RunResult run(int np, const std::string& args, const fs::path& dir, const
   ::setenv("OMP_NUM_THREADS", "1", 1);
   ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
   const fs::path log = dir / (tag + ".log");
-  std::string cmd = np > 0 ? "mpirun -np " + std::to_string(np) + " --oversubscribe " : std::string();
+  std::string cmd = np > 0 ? mpirun_prefix(np) : std::string();
   cmd += std::string(TREX_BIN_PATH) + " dist-train " + args + " > " + log.string() + " 2>&1";
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r;

@@ -44,6 +44,20 @@ TEST(DistTrain, OverlappedBucketsMatchBlockingReferenceBitwise) {
   fs::remove_all(dir);
 }
 
+TEST(DistTrain, ExpertExchangeOverlappedWithSharedExpertMatchesBlockingBitwise) {
+  // The overlap only moves the waits: nonblocking dispatch/combine with the shared expert in between must give
+  // exactly the losses of exchanges completed at once (--no-overlap; 2 ranks: the all-reduce is exact too).
+  auto dir = temp_dir("ep_overlap");
+  auto ref = run(2, kCommon + " --steps 6 --ep 2 --no-overlap --metrics " + (dir / "ref.jsonl").string(), dir, "ref");
+  ASSERT_EQ(ref.status, 0) << ref.output;
+  auto ov = run(2, kCommon + " --steps 6 --ep 2 --metrics " + (dir / "ov.jsonl").string(), dir, "ov");
+  ASSERT_EQ(ov.status, 0) << ov.output;
+  auto a = losses(dir / "ref.jsonl"), b = losses(dir / "ov.jsonl");
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(a, b);
+  fs::remove_all(dir);
+}
+
 TEST(DistTrain, RankThatDiesEndsTheJobWithAClearErrorAndKeepsTheLastCheckpoint) {
   // Expert parallel (a dead peer blocks the others inside the token exchange), checkpoints every 2 steps: rank 1
   // dies at step 5, so step-00000004 is the last complete checkpoint and must still load and resume.

@@ -23,7 +23,7 @@ RunResult sh(int np, const std::string& args, const fs::path& dir, const std::st
   ::setenv("OMP_NUM_THREADS", "1", 1);
   ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
   const fs::path log = dir / (tag + ".log");
-  std::string cmd = np > 0 ? "mpirun -np " + std::to_string(np) + " --oversubscribe " : std::string();
+  std::string cmd = np > 0 ? mpirun_prefix(np) : std::string();
   cmd += kTrex + " " + args + " > " + log.string() + " 2>&1";
   RunResult r;
   r.status = std::system(cmd.c_str());
