@@ -16,6 +16,7 @@ struct Opts {
   std::vector<std::string> mix;
   bool no_progress = false, json = false;
   std::string llm_cache;
+  std::string test_task = "lp_structure";
 };
 
 int run(Opts& o) {
@@ -23,6 +24,8 @@ int run(Opts& o) {
   o.synth.progress = !o.no_progress;
   if (!o.llm_cache.empty()) o.synth.llm.cache_dir = o.llm_cache;
   for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
+  if (!trex::ordata::parse(o.test_task, o.synth.test_task))
+    throw trex::Error("synth: unknown --test-task '" + o.test_task + "' (lp_structure or code_only)");
   auto sum = trex::ordata::run_synth(o.synth);
   if (sum.interrupted) {
     std::fprintf(stderr, "synth: stopped after the requested number of chunks; rerun the same command to resume\n");
@@ -55,6 +58,10 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                   sub.add_option("--seed", o->synth.seed, "Run seed (same seed, same bytes)")->required();
                                   sub.add_option("--out", o->out, "Output folder")->required();
                                   sub.add_option("--test-count", o->synth.test_count, "Held-out test items (different seeds)")
+                                      ->capture_default_str();
+                                  sub.add_option("--test-task", o->test_task,
+                                                 "Task of the test items: lp_structure (LP-file answer) or code_only "
+                                                 "(a program reading data.json)")
                                       ->capture_default_str();
                                   sub.add_option("--mix", o->mix,
                                                  "Bucket weights, repeatable: KEY=NAME:W,... with KEY structure|mode|difficulty|task|domain");

@@ -70,6 +70,7 @@ struct Candidate {
   TokenSet tokens;
   std::vector<uint64_t> signature;
   Json files = Json::object();  // DPS attachments
+  std::string reference_code;   // code_only test items: the program reading data.json
   double solve_ms = 0, check_ms = 0;
 };
 
@@ -98,7 +99,7 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
   Difficulty diff = Difficulty(pick_weighted(rng, o.mix.difficulty));
   int domain = pick_weighted(rng, o.mix.domain);
   Mode mode = Mode(pick_weighted(rng, o.mix.mode));
-  Task task = test ? Task::LpStructure : Task(pick_weighted(rng, o.mix.task));
+  Task task = test ? o.test_task : Task(pick_weighted(rng, o.mix.task));
   uint64_t inst_seed = rng.next_u64();
   Rng text_rng(rng.next_u64());
   Instance inst = generate(st, diff, domain, inst_seed);
@@ -161,6 +162,14 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
     }
     meta["data_files"] = to_string(layout_of(files));
     for (const auto& f : files) c.files[f.name] = f.content;
+    // The eval harness gives a code answer its item's data as data.json only: CSV layouts can't be test items.
+    if (test && task == Task::CodeOnly) {
+      if (layout_of(files) != DataLayout::JsonOnly) {
+        c.reason = "test_code_needs_json_only";
+        return c;
+      }
+      c.reference_code = python_program(inst, problem.data, &files);
+    }
   }
 
   Json sft = Json::object();
@@ -178,8 +187,9 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
     t["problem"] = sample.user;
     t["answer"] = v.objective;
     t["lp_file"] = "test_lp/" + id + ".lp";
-    t["reference_lp"] = sample.answer_lp;
+    t["reference_lp"] = sample.answer_lp.empty() ? reference_lp(inst) : sample.answer_lp;
     t["data"] = problem.data;
+    if (task == Task::CodeOnly) t["reference_code"] = c.reference_code;  // what `trex eval --oracle` runs
     t["statement"] = problem.text;
     t["metadata"] = meta;
     c.record = std::move(t);
@@ -221,8 +231,9 @@ void admit(State& s, const Json& item, bool test, const TokenSet* tokens, const 
 }
 
 std::string fingerprint(const SynthOptions& o) {
-  std::string f = fmt::format("{}|seed={}|count={}|test={}|mix={}|jaccard={}|chunk={}", kSynthVersion, o.seed, o.count, o.test_count,
-                              mix_to_string(o.mix), o.jaccard_threshold, o.chunk_size);
+  std::string f = fmt::format("{}|seed={}|count={}|test={}|test_task={}|mix={}|jaccard={}|chunk={}", kSynthVersion,
+                              o.seed, o.count, o.test_count, to_string(o.test_task), mix_to_string(o.mix),
+                              o.jaccard_threshold, o.chunk_size);
   if (o.llm.enabled()) f += fmt::format("|llm={}|model={}|temperature={}", o.llm.base_url, o.llm.model, o.llm.temperature);
   return f;
 }
@@ -400,6 +411,8 @@ std::string mix_to_string(const Mix& m) {
 void validate(const SynthOptions& o) {
   if (o.count < 1) throw Error("synth: --count must be >= 1");
   if (o.test_count < 0) throw Error("synth: --test-count must be >= 0");
+  if (o.test_task != Task::LpStructure && o.test_task != Task::CodeOnly)
+    throw Error(std::string("synth: --test-task must be lp_structure or code_only, not ") + to_string(o.test_task));
   if (o.threads < 1 || o.threads > 256) throw Error("synth: --threads must be in 1..256");
   if (o.chunk_size < 1) throw Error("synth: chunk size must be >= 1");
   if (!(o.jaccard_threshold > 0 && o.jaccard_threshold <= 1)) throw Error("synth: --jaccard must be in (0, 1]");
@@ -533,7 +546,8 @@ SynthSummary run_synth(const SynthOptions& o) {
   manifest["seed"] = o.seed;
   manifest["seeds"] = {{"train_stream", o.seed}, {"test_stream", o.seed ^ kTestSalt},
                        {"note", "candidate k uses Rng::derive(stream, k); train and test streams differ"}};
-  manifest["options"] = {{"count", o.count}, {"test_count", o.test_count}, {"mix", mix_to_string(o.mix)},
+  manifest["options"] = {{"count", o.count},          {"test_count", o.test_count},
+                         {"test_task", to_string(o.test_task)}, {"mix", mix_to_string(o.mix)},
                          {"jaccard_threshold", o.jaccard_threshold}, {"chunk_size", o.chunk_size}};
   manifest["counts"] = {{"sft", s.train.size()}, {"cpt", s.train.size()}, {"test", s.test.size()}, {"candidates", s.candidates}};
   manifest["cpt_kinds"] = {{"model_report", kinds[0]}, {"modeling_rationale", kinds[1]}};

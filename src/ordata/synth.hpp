@@ -34,6 +34,9 @@ std::string mix_to_string(const Mix& mix);
 struct SynthOptions {
   int64_t count = 1000;
   int64_t test_count = 100;
+  // Task of the held-out items: lp_structure (an LP-file answer, the default) or code_only (a program reading the
+  // item's data as data.json, B4O-Feasible style). Other tasks are refused.
+  Task test_task = Task::LpStructure;
   uint64_t seed = 1;
   std::filesystem::path out;
   int threads = 2;

@@ -1,6 +1,7 @@
 // Loaders for the shared benchmark files (see shared/benchmarks/README.md for the schema).
 #include "oreval/benchmarks.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -111,7 +112,13 @@ Benchmark load_benchmark(const std::string& key_or_path, const fs::path& dir) {
     throw Error("unknown benchmark '" + key_or_path + "' (built-in: nl4opt, optibench, b4o_feasible, b4o_orgeval; or a .jsonl file)");
   b.key = file.stem().string();
   b.display = b.key;
-  return load_jsonl(file, fs::absolute(file).parent_path(), b);
+  b = load_jsonl(file, fs::absolute(file).parent_path(), b);
+  // A generic file whose every item carries its instance data follows the data-file protocol (B4O-Feasible's):
+  // the data is the answer's data.json. Otherwise data.json holds the question (the NL4OPT/OptiBench protocol).
+  const bool all_data = !b.items.empty() && std::all_of(b.items.begin(), b.items.end(),
+                                                        [](const BenchItem& it) { return !it.data.is_null(); });
+  if (all_data && b.kind == TargetKind::Objective) b.prompt = PromptKind::B4oData;
+  return b;
 }
 
 void slice_items(Benchmark& b, std::size_t start, std::size_t end, const std::vector<std::string>& ids) {

@@ -24,6 +24,7 @@ namespace {
 
 struct Plan {
   int synth_count, test_count, vocab, cpt_steps, sft_steps, seq_len, micro_batch, max_new_tokens;
+  double cpt_lr = 1e-3, sft_lr = 5e-4;  // short runs of a tiny model: higher than the trainer's 3e-4 default
 };
 
 Plan make_plan(const RunOptions& o) {
@@ -31,10 +32,10 @@ Plan make_plan(const RunOptions& o) {
   if (o.quick) {
     p = {60, 4, 1024, 2, 2, 512, 1, 6};
   } else {
-    // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, training the rest
-    // (CPT and SFT steps split 60/40 between the two routes' training), generation and eval a few minutes.
+    // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, generation (512 new tokens
+    // at most per held-out item, batched incremental decoding) and eval two or three, training the rest.
     double scale = std::max(0.2, o.budget_minutes / 25.0);
-    p = {int(2000 * scale), 5, 4096, int(100 * scale), int(60 * scale), 768, 1, 16};
+    p = {int(2000 * scale), 24, 4096, int(300 * scale), int(200 * scale), 1024, 1, 512};
   }
   if (o.synth_count > 0) p.synth_count = o.synth_count;
   if (o.test_count > 0) p.test_count = o.test_count;
@@ -46,15 +47,17 @@ Plan make_plan(const RunOptions& o) {
   return p;
 }
 
-// The SFT set the tiny model learns: the native LP answer style (task lp_structure).
-void select_lp_sft(const fs::path& in, const fs::path& out) {
+// The SFT set the tiny model learns: the held-out items' answer style, a gurobipy program reading data.json
+// (task code_only, B4O-Feasible's protocol). Its code depends on the family and variant, not on the numbers,
+// which a tiny model with a 32-token attention window cannot copy reliably into an LP file.
+void select_code_sft(const fs::path& in, const fs::path& out) {
   JsonlReader r(in);
   JsonlWriter w(out);
   while (auto j = r.next()) {
     const Json& md = (*j)["metadata"];
-    if (md.is_object() && md.value("task", "") == "lp_structure") w.write(Json{{"messages", (*j)["messages"]}});
+    if (md.is_object() && md.value("task", "") == "code_only") w.write(Json{{"messages", (*j)["messages"]}});
   }
-  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no lp_structure samples to train SFT on");
+  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no code_only samples to train SFT on");
   w.commit();
 }
 
@@ -116,8 +119,9 @@ fs::path run_pipeline(const RunOptions& o) {
   fs::path data = out / "data";
   record(runner.run({"synth",
                      {"synth", "--count", std::to_string(p.synth_count), "--seed", seed, "--out", data.string(),
-                      "--test-count", std::to_string(p.test_count), "--mix", "difficulty=small:1,medium:1", "--mix",
-                      "task=lp_structure:4,full_model:1,code_only:1,repair:1", "--no-progress"},
+                      "--test-count", std::to_string(p.test_count), "--test-task", "code_only", "--mix",
+                      "difficulty=small:1,medium:1", "--mix", "task=code_only:4,full_model:1,lp_structure:1,repair:1",
+                      "--no-progress"},
                      {},
                      {data / "sft.jsonl", data / "cpt.jsonl", data / "test.jsonl", data / "manifest.json"},
                      o.seed}));
@@ -127,8 +131,8 @@ fs::path run_pipeline(const RunOptions& o) {
                       std::to_string(p.vocab)},
                      {data / "cpt.jsonl"},
                      {tok}}));
-  fs::path sft_lp = data / "sft_lp.jsonl";
-  glue("select-sft", {sft_lp}, [&] { select_lp_sft(data / "sft.jsonl", sft_lp); });
+  fs::path sft_code = data / "sft_code.jsonl";
+  glue("select-sft", {sft_code}, [&] { select_code_sft(data / "sft.jsonl", sft_code); });
   record(runner.run({"pack-cpt",
                      {"data", "pack", "--mode", "cpt", "-t", tok.string(), "-i", (data / "cpt.jsonl").string(), "-o",
                       (out / "packed" / "cpt").string(), "--seed", seed},
@@ -136,10 +140,10 @@ fs::path run_pipeline(const RunOptions& o) {
                      {out / "packed" / "cpt"},
                      o.seed}));
   record(runner.run({"pack-sft",
-                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_lp.string(), "-o",
+                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_code.string(), "-o",
                       (out / "packed" / "sft").string(), "--seq-len", std::to_string(p.seq_len), "--truncate", "right",
                       "--seed", seed},
-                     {tok, sft_lp},
+                     {tok, sft_code},
                      {out / "packed" / "sft"},
                      o.seed}));
 
@@ -160,7 +164,8 @@ fs::path run_pipeline(const RunOptions& o) {
     std::vector<std::string> args = {"train", "--mode", mode, "--init", init.string(), "--data", packed.string(),
                                      "--out", dir.string(), "--steps", std::to_string(steps), "--seed", seed,
                                      "--micro-batch", std::to_string(p.micro_batch), "--seq-len",
-                                     std::to_string(p.seq_len), "--save-every", "0", "--keep", "1", "--quiet"};
+                                     std::to_string(p.seq_len), "--save-every", "0", "--keep", "1", "--quiet",
+                                     "--lr", std::to_string(mode == "cpt" ? p.cpt_lr : p.sft_lr)};
     if (mode == "sft") args.push_back("--freeze-router");
     record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed}));
   };
@@ -193,7 +198,7 @@ fs::path run_pipeline(const RunOptions& o) {
     record(runner.run({"generate-" + r.key,
                        {"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input", prompts.string(),
                         "--output", gen.string(), "--max-tokens", std::to_string(p.max_new_tokens), "--temperature",
-                        "0"},
+                        "0", "--batch", "8"},
                        {r.ckpt, prompts, tok},
                        {gen}}));
     fs::path responses = out / "eval" / (r.key + ".responses.jsonl");
@@ -201,7 +206,7 @@ fs::path run_pipeline(const RunOptions& o) {
     fs::path eval_dir = out / "eval" / r.key;
     record(runner.run({"eval-" + r.key,
                        {"eval", "--responses", responses.string(), "--benchmarks", (data / "test.jsonl").string(),
-                        "--style", "lp", "--out", eval_dir.string(), "--concurrency", "2", "--json"},
+                        "--style", "report", "--out", eval_dir.string(), "--concurrency", "2", "--json"},
                        {responses, data / "test.jsonl"},
                        {eval_dir / "summary.json"}}));
     rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics});
@@ -213,7 +218,8 @@ fs::path run_pipeline(const RunOptions& o) {
               {"plan",
                {{"synth_count", p.synth_count}, {"test_count", p.test_count}, {"vocab", p.vocab},
                 {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len},
-                {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}}},
+                {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}, {"cpt_lr", p.cpt_lr},
+                {"sft_lr", p.sft_lr}}},
               {"stages", stages},
               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   write_file_atomic(out / "run.json", run.dump(2) + "\n");
