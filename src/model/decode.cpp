@@ -93,6 +93,10 @@ struct Decoder::Impl {
 
 Decoder::Decoder(Model& model) : model_(model), impl_(std::make_unique<Impl>()) {
   const ModelConfig& cfg = model.config();
+  // The dense warm-up is a training stage (CSA attends to every visible entry while the indexer learns); the
+  // decoder implements the trained model's top-k selection only.
+  if (cfg.indexer_dense_warmup)
+    throw Error("decode: the config has indexer_dense_warmup set (a training stage); decoding needs top-k CSA");
   ParamStore& st = model.store();
   for (int64_t l = 0; l < cfg.num_hidden_layers; ++l)
     impl_->blocks.emplace_back(cfg, st, "layers." + std::to_string(l) + ".", l);

@@ -258,3 +258,10 @@ TEST(Decode, BatchedStepsAreBitwiseTheSameAsSoloSteps) {
         ASSERT_EQ(lg[size_t(i * V + v)], want[size_t(i)][size_t(v)]) << "seq " << i << " pos " << at << " id " << v;
   }
 }
+
+TEST(Decode, DenseWarmupConfigIsRefused) {
+  ModelConfig cfg = ModelConfig::preset("tiny");
+  cfg.indexer_dense_warmup = true;
+  Model m(cfg);
+  EXPECT_THROW(Decoder{m}, trex::Error);
+}
