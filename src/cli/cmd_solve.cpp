@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "lp/lp_format.hpp"
+#include "lp/solve_report.hpp"
 #include "lp/solver.hpp"
 #include "util/error.hpp"
 #include "util/timer.hpp"
@@ -40,25 +41,7 @@ int run(const Opts& o) {
   const bool optimal = r.status == trex::lp::SolveStatus::Optimal;
 
   if (o.json) {
-    nlohmann::ordered_json j;
-    j["file"] = o.file;
-    j["solver"] = trex::lp::to_string(backend);
-    j["status"] = trex::lp::to_string(r.status);
-    j["objective"] = optimal ? nlohmann::ordered_json(r.objective) : nlohmann::ordered_json(nullptr);
-    j["sense"] = trex::lp::to_string(model.objective.sense);
-    j["vars"] = model.num_vars();
-    j["rows"] = model.num_rows();
-    j["nonzeros"] = model.num_nonzeros();
-    j["integers"] = model.num_integer_vars();
-    j["quadratic"] = model.has_quadratic();
-    j["seconds"] = r.seconds;
-    j["read_seconds"] = read_seconds;
-    if (!r.message.empty()) j["message"] = r.message;
-    if (o.values && optimal) {
-      nlohmann::ordered_json x = nlohmann::ordered_json::object();
-      for (int i = 0; i < model.num_vars(); ++i) x[model.vars[size_t(i)].name] = r.x[size_t(i)];
-      j["values"] = std::move(x);
-    }
+    const auto j = trex::lp::solve_report_json(o.file, model, backend, r, read_seconds, o.values);
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s: %s", o.file.c_str(), trex::lp::to_string(r.status));

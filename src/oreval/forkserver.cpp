@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lp/lp_format.hpp"
+#include "lp/solve_report.hpp"
 #include "lp/solver.hpp"
 #include "oreval/sandbox_common.hpp"
 #include "util/hash.hpp"
@@ -192,27 +193,7 @@ std::string PythonForkServer::solve_reply(const std::string& request_json, doubl
   } catch (const std::exception& e) {
     return error_reply(e.what());
   }
-  const bool optimal = r.status == lp::SolveStatus::Optimal;
-  OJson j;
-  j["file"] = "model.lp";
-  j["solver"] = lp::to_string(lp::Backend::Cbc);
-  j["status"] = lp::to_string(r.status);
-  j["objective"] = optimal ? OJson(r.objective) : OJson(nullptr);
-  j["sense"] = lp::to_string(model.objective.sense);
-  j["vars"] = model.num_vars();
-  j["rows"] = model.num_rows();
-  j["nonzeros"] = model.num_nonzeros();
-  j["integers"] = model.num_integer_vars();
-  j["quadratic"] = model.has_quadratic();
-  j["seconds"] = r.seconds;
-  j["read_seconds"] = read_seconds;
-  if (!r.message.empty()) j["message"] = r.message;
-  if (optimal) {
-    OJson x = OJson::object();
-    for (int i = 0; i < model.num_vars(); ++i) x[model.vars[size_t(i)].name] = r.x[size_t(i)];
-    j["values"] = std::move(x);
-  }
-  std::string reply = j.dump();
+  std::string reply = lp::solve_report_json("model.lp", model, lp::Backend::Cbc, r, read_seconds, true).dump();
   if (r.status != lp::SolveStatus::TimeLimit && r.status != lp::SolveStatus::Error) {
     std::lock_guard<std::mutex> lock(cache_mu_);
     solve_cache_.emplace(key, reply);
