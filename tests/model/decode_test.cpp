@@ -94,29 +94,20 @@ TEST(Decode, TinyPresetHasWhatTheTestNeeds) {
   EXPECT_LT(cfg.index_topk, 160 / 4);  // the indexer really selects
 }
 
-TEST(Decode, PrefillAtOnceMatchesFullForward) {
-  TinyModel t;
+// A tiny model (init seed), a random sequence of T tokens, fed to the decoder in the given chunks.
+static void check_against_full_forward(uint64_t model_seed, int64_t T, uint64_t token_seed,
+                                       const std::vector<int64_t>& chunks) {
+  TinyModel t(model_seed);
   Decoder dec(*t.model);
-  auto tok = random_tokens(160, t.cfg.vocab_size, 1);
-  auto ref = full_logits(*t.model, tok);
-  check_chunking(*t.model, dec, tok, ref, {160});
+  auto tok = random_tokens(T, t.cfg.vocab_size, token_seed);
+  check_chunking(*t.model, dec, tok, full_logits(*t.model, tok), chunks);
 }
 
-TEST(Decode, TokenByTokenMatchesFullForward) {
-  TinyModel t;
-  Decoder dec(*t.model);
-  auto tok = random_tokens(160, t.cfg.vocab_size, 2);
-  auto ref = full_logits(*t.model, tok);
-  check_chunking(*t.model, dec, tok, ref, {1});
-}
+TEST(Decode, PrefillAtOnceMatchesFullForward) { check_against_full_forward(7, 160, 1, {160}); }
 
-TEST(Decode, RaggedChunksMatchFullForward) {
-  TinyModel t(11);
-  Decoder dec(*t.model);
-  auto tok = random_tokens(150, t.cfg.vocab_size, 3);
-  auto ref = full_logits(*t.model, tok);
-  check_chunking(*t.model, dec, tok, ref, {5, 1, 13, 2, 31, 1, 1, 16, 3});
-}
+TEST(Decode, TokenByTokenMatchesFullForward) { check_against_full_forward(7, 160, 2, {1}); }
+
+TEST(Decode, RaggedChunksMatchFullForward) { check_against_full_forward(11, 150, 3, {5, 1, 13, 2, 31, 1, 1, 16, 3}); }
 
 TEST(Decode, LastPositionLogitsAreTheLastRow) {
   TinyModel t;
