@@ -14,6 +14,7 @@
 #include <map>
 
 #include "oreval/forkserver.hpp"
+#include "sandbox_test_util.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
 
@@ -51,29 +52,12 @@ std::shared_ptr<PythonForkServer> server() {
   auto srv = server();                                                                     \
   ASSERT_TRUE(srv)
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("trex_fks_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static inline int counter = 0;
+struct TempDir : trex::oreval::testing::TempDir {
+  TempDir() : trex::oreval::testing::TempDir("trex_fks_test_") {}
 };
 
 SandboxSpec python(const TempDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
-  trex::write_file_atomic(dir.path / "main.py", code);
-  SandboxSpec s;
-  s.argv = {kPython, "main.py"};
-  s.workdir = dir.path;
-  s.env = fixed_env();
-  s.env.push_back("HOME=" + dir.path.string());
-  s.env.push_back("TMPDIR=" + dir.path.string());
-  s.limits.wall_seconds = wall;
-  s.limits.cpu_seconds = cpu;
-  s.limits.memory_bytes = std::size_t(1) << 30;
-  return s;
+  return trex::oreval::testing::python_spec(dir, code, fixed_env(), wall, cpu);
 }
 
 }  // namespace

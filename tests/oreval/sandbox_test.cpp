@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "oreval/sandbox.hpp"
+#include "sandbox_test_util.hpp"
 #include "util/atomic_file.hpp"
 
 namespace fs = std::filesystem;
@@ -17,27 +18,12 @@ using trex::oreval::SandboxSpec;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("trex_sbx_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static inline int counter = 0;
+struct TempDir : trex::oreval::testing::TempDir {
+  TempDir() : trex::oreval::testing::TempDir("trex_sbx_test_") {}
 };
 
 SandboxSpec python(const TempDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
-  trex::write_file_atomic(dir.path / "main.py", code);
-  SandboxSpec s;
-  s.argv = {"/usr/bin/python3", "main.py"};
-  s.workdir = dir.path;
-  s.env = {"PATH=/usr/bin:/bin", "HOME=" + dir.path.string(), "TMPDIR=" + dir.path.string()};
-  s.limits.wall_seconds = wall;
-  s.limits.cpu_seconds = cpu;
-  s.limits.memory_bytes = std::size_t(1) << 30;
-  return s;
+  return trex::oreval::testing::python_spec(dir, code, {"PATH=/usr/bin:/bin"}, wall, cpu);
 }
 
 }  // namespace
