@@ -288,24 +288,11 @@ SandboxResult PythonForkServer::run(const SandboxSpec& spec) {
       killed = true;
     }
     if (killed && now > deadline + std::chrono::seconds(5)) break;
-    int wait_ms = killed ? 200
-                         : int(std::max<long>(
-                               1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()));
-    int n = ::poll(fds, 4, std::min(wait_ms, 200));
+    int n = ::poll(fds, 4, detail::poll_slice_ms(deadline, killed));
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < 3; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
-      if (r <= 0) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-        continue;
-      }
       std::size_t limit = i == 2 ? sizeof(int) : spec.limits.max_output_bytes;
-      std::size_t room = limit > sinks[i]->size() ? limit - sinks[i]->size() : 0;
-      if (i < 2 && std::size_t(r) > room) res.output_truncated = true;
-      sinks[i]->append(buf, std::min<std::size_t>(std::size_t(r), room));
+      if (detail::read_ready(fds[i], *sinks[i], limit, i < 2 ? &res.output_truncated : nullptr)) --open_fds;
     }
     if (fds[3].fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR))) {
       ssize_t r = ::read(fds[3].fd, buf, sizeof buf);

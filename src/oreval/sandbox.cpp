@@ -227,7 +227,6 @@ SandboxResult run_sandboxed(const SandboxSpec& spec) {
   bool killed = false;
   int status = 0;
   bool reaped = false;
-  char buf[65536];
   auto deadline = t0 + std::chrono::duration<double>(spec.limits.wall_seconds);
   while (open_fds > 0) {
     auto now = std::chrono::steady_clock::now();
@@ -237,22 +236,10 @@ SandboxResult run_sandboxed(const SandboxSpec& spec) {
       if (!plan.namespaces) ::kill(-pid, SIGKILL);
       killed = true;
     }
-    int wait_ms = killed ? 200 : int(std::max<long>(1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()));
-    int n = ::poll(fds, 2, std::min(wait_ms, 200));
+    int n = ::poll(fds, 2, detail::poll_slice_ms(deadline, killed));
     if (n < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
-      if (r <= 0) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-        continue;
-      }
-      std::size_t room = spec.limits.max_output_bytes > sinks[i]->size() ? spec.limits.max_output_bytes - sinks[i]->size() : 0;
-      if (std::size_t(r) > room) res.output_truncated = true;
-      sinks[i]->append(buf, std::min<std::size_t>(std::size_t(r), room));
-    }
+    for (int i = 0; i < 2; ++i)
+      if (detail::read_ready(fds[i], *sinks[i], spec.limits.max_output_bytes, &res.output_truncated)) --open_fds;
     // The direct child exited but descendants outside a PID namespace may hold the pipes open.
     if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {
       reaped = true;

@@ -1,8 +1,9 @@
-// CgroupSet and mount_points (see sandbox_common.hpp).
+// CgroupSet, mount_points and the read-loop pieces (see sandbox_common.hpp).
 #include "oreval/sandbox_common.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -75,6 +76,27 @@ std::vector<std::string> mount_points() {
 std::string next_cgroup_leaf() {
   static std::atomic<unsigned> counter{0};
   return "trex-sandbox-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+int poll_slice_ms(Deadline deadline, bool killed) {
+  if (killed) return 200;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return int(std::clamp<long long>(left.count(), 1, 200));
+}
+
+bool read_ready(pollfd& p, std::string& sink, std::size_t limit, bool* truncated) {
+  if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) return false;
+  char buf[65536];
+  ssize_t r = ::read(p.fd, buf, sizeof buf);
+  if (r <= 0) {
+    ::close(p.fd);
+    p.fd = -1;
+    return true;
+  }
+  std::size_t room = limit > sink.size() ? limit - sink.size() : 0;
+  if (truncated && std::size_t(r) > room) *truncated = true;
+  sink.append(buf, std::min<std::size_t>(std::size_t(r), room));
+  return false;
 }
 
 }  // namespace trex::oreval::detail
