@@ -20,6 +20,8 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   sub.add_option("--seq-len", o->seq_len, "Sequence length");
   sub.add_option("--micro-batch", o->micro_batch, "Sequences per step");
   sub.add_option("--max-new-tokens", o->max_new_tokens, "Generation length per test item");
+  sub.add_option("--sliding-window", o->sliding_window, "Attention window of the base model (default 256)")
+      ->check(CLI::PositiveNumber);
   sub.add_flag("--quick", o->quick, "A shortened run (minutes): tiny data, a few steps");
   return [o, out] {
     o->out = *out;

@@ -17,6 +17,7 @@ struct RunOptions {
   int cpt_steps = 0, sft_steps = 0;
   int seq_len = 0, micro_batch = 0;
   int max_new_tokens = 0;
+  int sliding_window = 0;  // the base model's attention window (0 = the plan's)
   std::filesystem::path trex_bin;  // default: this executable
   bool quick = false;              // a shortened run (tests): tiny data, a few steps
 };
