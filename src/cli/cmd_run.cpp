@@ -17,7 +17,8 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   sub.add_option("--test-count", o->test_count, "Held-out test items");
   sub.add_option("--cpt-steps", o->cpt_steps, "CPT optimizer steps");
   sub.add_option("--sft-steps", o->sft_steps, "SFT optimizer steps (both routes)");
-  sub.add_option("--seq-len", o->seq_len, "Sequence length");
+  sub.add_option("--seq-len", o->seq_len, "CPT sequence length");
+  sub.add_option("--sft-seq-len", o->sft_seq_len, "SFT packed sequence length");
   sub.add_option("--micro-batch", o->micro_batch, "Sequences per step");
   sub.add_option("--max-new-tokens", o->max_new_tokens, "Generation length per test item");
   sub.add_option("--sliding-window", o->sliding_window, "Attention window of the base model (default 256)")

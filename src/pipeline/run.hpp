@@ -15,7 +15,7 @@ struct RunOptions {
   // Sizes (0 = derived from the budget).
   int synth_count = 0, test_count = 0;
   int cpt_steps = 0, sft_steps = 0;
-  int seq_len = 0, micro_batch = 0;
+  int seq_len = 0, sft_seq_len = 0, micro_batch = 0;
   int max_new_tokens = 0;
   int sliding_window = 0;  // the base model's attention window (0 = the plan's)
   std::filesystem::path trex_bin;  // default: this executable
