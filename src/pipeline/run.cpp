@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "model/checkpoint.hpp"
 #include "model/config.hpp"
 #include "model/model.hpp"
@@ -171,6 +173,12 @@ fs::path run_pipeline(const RunOptions& o) {
     fs::create_directories(base);
     model::save_weights(base, m.store(), cfg);
   });
+  // A run folder keeps its base model: a rerun asking for another window would otherwise reuse it silently.
+  if (int w = model::ModelConfig::from_hf_json(base / "config.json").sliding_window; w != p.sliding_window)
+    throw Error(SourceLocation{(base / "config.json").string()},
+                fmt::format("this run folder's base model has sliding_window {}, the plan asks for {}; use another "
+                            "--out (or --sliding-window {})",
+                            w, p.sliding_window, w));
 
   auto train = [&](const std::string& name, const std::string& mode, const fs::path& init, const fs::path& packed,
                    int steps, const fs::path& dir) {

@@ -1,6 +1,6 @@
 // `trex run --quick`: a shortened pipeline end to end. Every stage finishes, a rerun reuses them all, and
 // every number in report.md is traceable: listed in report_numbers.json with a source file that exists,
-// and the Pass@1 figures recomputed here from the results files agree.
+// and the Pass@1 figures recomputed here from the results files agree; a rerun with another window is refused.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,5 +88,11 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
   ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "second.log"), 0) << trex::read_file(dir / "second.log");
   trex::Json again = trex::parse_json_file(out / "run.json");
   for (const auto& s : again["stages"]) EXPECT_TRUE(s["skipped"].get<bool>()) << s["name"];
+
+  // A rerun asking for another attention window does not reuse the folder's base model silently.
+  EXPECT_NE(run_trex({"run", "--quick", "--out", out.string(), "--sliding-window", "64"}, dir / "third.log"), 0);
+  std::string third = trex::read_file(dir / "third.log");
+  EXPECT_NE(third.find("ckpt-base/config.json: this run folder's base model has sliding_window 256"), std::string::npos)
+      << third;
   fs::remove_all(dir);
 }
