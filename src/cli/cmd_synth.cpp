@@ -14,7 +14,7 @@ struct Opts {
   trex::ordata::SynthOptions synth;
   std::string out;
   std::vector<std::string> mix;
-  bool no_progress = false, json = false;
+  bool no_progress = false, json = false, code_solve_always = false;
   std::string llm_cache;
   std::string test_task = "lp_structure";
 };
@@ -22,6 +22,7 @@ struct Opts {
 int run(Opts& o) {
   o.synth.out = o.out;
   o.synth.progress = !o.no_progress;
+  o.synth.code_reuse_verified_solve = !o.code_solve_always;
   if (!o.llm_cache.empty()) o.synth.llm.cache_dir = o.llm_cache;
   for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
   if (!trex::ordata::parse(o.test_task, o.synth.test_task))
@@ -77,6 +78,9 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                   sub.add_option("--code-time-limit", o->synth.code_time_limit,
                                                  "Wall-clock limit in seconds of one code answer run through the gurobipy layer")
                                       ->capture_default_str();
+                                  sub.add_flag("--code-solve-always", o->code_solve_always,
+                                               "Solve every code answer's model with CBC, also when it is the verified model "
+                                               "(reference path; same outputs, slower)");
                                   sub.add_option("--corrupt-code-every", o->synth.corrupt_code_every,
                                                  "Testing aid: give every N-th candidate a wrong code answer (the check must reject it)");
                                   sub.add_option("--llm-base-url", o->synth.llm.base_url,

@@ -74,6 +74,7 @@ struct Candidate {
   bool lp_checked = false;      // the answer's LP was re-read and re-solved
   bool code_run = false;        // the answer's program was run (whatever came of it)
   bool code_checked = false;    // ... and printed the verified objective
+  bool code_same_model = false; // ... its one solve was of the verified model itself (names aside)
   double solve_ms = 0, check_ms = 0, code_ms = 0;
 };
 
@@ -210,9 +211,11 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
       return c;
     }
     CodeRun run;
+    KnownSolve known{&inst.model, &v.x, o.code_reuse_verified_solve};
     std::string bad_code = check_code_answer(runner, sample.answer_code, task == Task::CodeOnly ? files : std::vector<DataFile>{},
-                                             v.objective, &run);
+                                             v.objective, &run, &known);
     c.code_run = true;
+    c.code_same_model = run.solves == 1 && run.same_model == 1;
     c.code_ms = run.seconds * 1e3;
     if (!bad_code.empty()) {
       c.reason = bad_code;
@@ -337,7 +340,7 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vecto
     item["param_sig"] = c.param_sig;
     item["sol_sig"] = c.sol_sig;
     item["files"] = std::move(c.files);
-    item["checks"] = {{"lp", c.lp_checked}, {"code", c.code_checked}};
+    item["checks"] = {{"lp", c.lp_checked}, {"code", c.code_checked}, {"code_same_model", c.code_same_model}};
     item["solve_ms"] = c.solve_ms;
     item["check_ms"] = c.check_ms;
     item["code_ms"] = c.code_ms;
@@ -558,7 +561,7 @@ SynthSummary run_synth(const SynthOptions& o) {
   // What was verified, counted over the exported items: answers with an LP block (re-read and re-solved),
   // answers carrying a program (full model, code only, code-only test items) and those whose program ran
   // through the layer and printed the verified objective (every one, or the run would have rejected it).
-  int64_t lp_answers = 0, lp_checked = 0;
+  int64_t lp_answers = 0, lp_checked = 0, code_same_model = 0;
   auto count_checks = [&](const Json& item) {
     const Json& rec = item["record"];
     std::string task = rec["metadata"]["task"].get<std::string>();
@@ -566,6 +569,7 @@ SynthSummary run_synth(const SynthOptions& o) {
     if (task != "code_only") ++lp_answers;
     sum.code_answers_run += item["checks"]["code"].get<bool>();
     lp_checked += item["checks"]["lp"].get<bool>();
+    code_same_model += item["checks"]["code_same_model"].get<bool>();
   };
   for (size_t i = 0; i < s.train.size(); ++i) {
     const Json& item = s.train[i];
@@ -636,10 +640,13 @@ SynthSummary run_synth(const SynthOptions& o) {
       {"lp_answers_resolved", lp_checked},
       {"code_answers", sum.code_answers},
       {"code_answers_run", sum.code_answers_run},
+      {"code_answers_same_model", code_same_model},
       {"programs_run", s.programs_run},
       {"note", "over the exported SFT and test items: lp_answers_resolved of lp_answers answer LPs re-read and solved with CBC, "
                "code_answers_run of code_answers programs run through the gurobipy-compatible layer, both reproducing the "
-               "verified objective; programs_run counts every program run, rejected candidates included"}};
+               "verified objective; code_answers_same_model of them built exactly the verified model (names aside), whose solve is "
+               "answered with the verified CBC solution unless --code-solve-always; programs_run counts every program run, "
+               "rejected candidates included"}};
   if (o.llm.enabled()) {
     Json llm = Json::object();
     llm["base_url"] = o.llm.base_url;

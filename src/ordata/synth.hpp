@@ -50,6 +50,10 @@ struct SynthOptions {
   // Every code answer (full model, code only, code-only test items) is run through the gurobipy-compatible
   // layer (ordata/code_check.hpp); this is the wall-clock limit of one program.
   double code_time_limit = 60.0;
+  // A program whose model is the verified model (names aside) gets the verified CBC solution as its solve
+  // result (ordata/code_check.hpp, KnownSolve); false: every program's model is solved with CBC again (the
+  // reference path; same outputs).
+  bool code_reuse_verified_solve = true;
   int64_t corrupt_code_every = 0;  // testing aid: candidates k with k % N == 0 get a wrong code answer (0: none)
 };
 

@@ -2,7 +2,8 @@
 // programs through the gurobipy-compatible layer with solves answered in-process. A right program passes; a
 // wrong coefficient, an exception, a non-zero exit, a missing or non-numeric optimal_value and an overrun
 // are each caught with their reason; the worker survives bad programs (and is replaced after a timeout);
-// every program sees only its own files; generated programs of every structure reproduce the objective.
+// every program sees only its own files; generated programs of every structure reproduce the objective; the
+// verified solve is reused only for the very same model, and the reuse and reference (CBC) paths agree.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "ordata/code_check.hpp"
 #include "ordata/families.hpp"
 #include "ordata/render.hpp"
+#include "ordata/verify.hpp"
 
 using namespace trex::ordata;
 namespace fs = std::filesystem;
@@ -146,4 +148,84 @@ TEST(CodeCheck, GeneratedProgramsOfEveryStructurePass) {
     }
   }
   EXPECT_EQ(runner.workers_started(), 1);
+}
+
+// The verified solve is reused only for the very same model (names aside): the layer's LP of program()
+// matches a hand-built copy of the model, so its solve is answered from the KnownSolve (a planted wrong point
+// shows it is); variables created in another order, or another coefficient, do not match and are solved
+// with CBC; with reuse off (the reference path) the match is still reported but CBC solves it.
+TEST(CodeCheck, VerifiedSolveIsReusedOnlyForTheSameModel) {
+  trex::lp::Model ref;
+  int x = ref.add_var("x", trex::lp::VarType::Continuous, 0.0, 3.0);
+  int y = ref.add_var("y");
+  ref.objective.sense = trex::lp::ObjSense::Maximize;
+  ref.objective.terms = {{x, 3.0}, {y, 2.0}};
+  ref.rows.push_back({"c0", {{x, 1.0}, {y, 1.0}}, {}, trex::lp::RowSense::LE, 4.0, 0.0});
+  ref.rows.push_back({"c1", {{x, 1.0}, {y, 3.0}}, {}, trex::lp::RowSense::LE, 6.0, 0.0});
+  std::vector<double> optimum = {3.0, 1.0}, planted = {1.0, 1.0};
+  CodeRunner runner(config());
+  CodeRun run;
+  KnownSolve known{&ref, &optimum, true};
+  EXPECT_EQ(check_code_answer(runner, program(), {}, 11.0, &run, &known), "") << run.detail;
+  EXPECT_EQ(run.same_model, 1);
+  EXPECT_EQ(run.reused, 1);
+  KnownSolve wrong{&ref, &planted, true};  // 3 * 1 + 2 * 1 = 5: proves the reply came from the KnownSolve
+  EXPECT_EQ(check_code_answer(runner, program(), {}, 11.0, &run, &wrong), "code_objective_mismatch");
+  EXPECT_EQ(run.reused, 1);
+  KnownSolve reference{&ref, &planted, false};  // reference path: solved with CBC whatever the KnownSolve says
+  EXPECT_EQ(check_code_answer(runner, program(), {}, 11.0, &run, &reference), "");
+  EXPECT_EQ(run.same_model, 1);
+  EXPECT_EQ(run.reused, 0);
+  // Another coefficient: no match, solved, caught.
+  EXPECT_EQ(check_code_answer(runner, program("4"), {}, 11.0, &run, &wrong), "code_objective_mismatch");
+  EXPECT_EQ(run.same_model, 0);
+  EXPECT_EQ(run.reused, 0);
+  // The same model with the variables created the other way round: C0 is y, so no match; CBC solves it.
+  std::string swapped = program();
+  size_t px = swapped.find("x = model.addVar(ub=3, name='x')\n");
+  ASSERT_NE(px, std::string::npos);
+  swapped.erase(px, std::string("x = model.addVar(ub=3, name='x')\n").size());
+  swapped.insert(swapped.find("model.setObjective"), "x = model.addVar(ub=3, name='x')\n");
+  EXPECT_EQ(check_code_answer(runner, swapped, {}, 11.0, &run, &wrong), "") << swapped;
+  EXPECT_EQ(run.same_model, 0);
+  EXPECT_EQ(run.reused, 0);
+}
+
+// Generated programs against their instance's verified solve: the fast path (reuse) and the reference path
+// (CBC) give the same verdicts, and most generated programs build exactly the verified model.
+TEST(CodeCheck, ReuseAndReferencePathsAgreeOnGeneratedPrograms) {
+  CodeRunner runner(config());
+  trex::Rng rng(5);
+  int same = 0, total = 0;
+  for (int st = 0; st < kNumStructures; ++st) {
+    for (uint64_t seed = 1, found = 0; found < 2; ++seed) {
+      Instance in = generate(Structure(st), Difficulty(seed % kNumDifficulties), 0, seed);
+      Verification v = verify_instance(in);
+      if (!v.accepted) continue;
+      ++found;
+      RenderedProblem p = render_problem(in, Mode::DP, rng);
+      std::vector<DataFile> files = data_files(in, p.data, DataLayout::JsonCsv);
+      for (const std::string& code : {python_program(in, p.data, nullptr), python_program(in, p.data, &files)}) {
+        for (const std::string& bad : {std::string(), std::string("model.setObjective(2 * model.getObjective() + 1, model.ModelSense)\n")}) {
+          std::string prog = code;
+          if (!bad.empty()) prog.insert(prog.find("\nmodel.optimize()\n") + 1, bad);
+          CodeRun fast, ref;
+          KnownSolve reuse{&in.model, &v.x, true}, solve{&in.model, &v.x, false};
+          std::string a = check_code_answer(runner, prog, files, v.objective, &fast, &reuse);
+          std::string b = check_code_answer(runner, prog, files, v.objective, &ref, &solve);
+          EXPECT_EQ(a, b) << to_string(Structure(st)) << " seed " << seed;
+          EXPECT_EQ(a, bad.empty() ? "" : "code_objective_mismatch") << to_string(Structure(st)) << " seed " << seed << fast.detail;
+          EXPECT_EQ(fast.same_model, ref.same_model);
+          EXPECT_EQ(ref.reused, 0);
+          if (bad.empty()) {
+            ++total;
+            same += fast.same_model;
+          } else {
+            EXPECT_EQ(fast.same_model, 0);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(same, total / 2) << same << " of " << total << " generated programs built the verified model";
 }

@@ -72,6 +72,8 @@ TEST(SynthCli, SmallRunIsConsistentAndGlpkAgrees) {
   EXPECT_EQ(man["verification"]["code_answers"], code_answers);
   EXPECT_EQ(man["verification"]["code_answers_run"], code_answers);
   EXPECT_GE(man["verification"]["programs_run"].get<int64_t>(), code_answers);
+  EXPECT_GT(man["verification"]["code_answers_same_model"].get<int64_t>(), code_answers / 2);
+  EXPECT_LE(man["verification"]["code_answers_same_model"].get<int64_t>(), code_answers);
   EXPECT_EQ(man["verification"]["lp_answers"], glpk_checked + int64_t(test.size()));
   EXPECT_EQ(man["verification"]["lp_answers_resolved"], man["verification"]["lp_answers"]);
   for (auto it = man["rejections"].begin(); it != man["rejections"].end(); ++it)
@@ -142,18 +144,22 @@ TEST(SynthCli, BrokenCodeAnswersAreCaught) {
   fs::remove_all(dir);
 }
 
+// Also the code check's reference path (--code-solve-always: every program's model solved with CBC, none
+// answered from the verified solve) gives the same bytes as the fast path.
 TEST(SynthCli, SameSeedSameBytes) {
-  fs::path a = fresh_dir("seed_a"), b = fresh_dir("seed_b"), c = fresh_dir("seed_c");
+  fs::path a = fresh_dir("seed_a"), b = fresh_dir("seed_b"), c = fresh_dir("seed_c"), d = fresh_dir("seed_d");
   int rc;
   ASSERT_EQ((run(synth_cmd(a, "--count 50 --test-count 8 --seed 11 --threads 2"), rc), rc), 0);
   ASSERT_EQ((run(synth_cmd(b, "--count 50 --test-count 8 --seed 11 --threads 1"), rc), rc), 0);
   ASSERT_EQ((run(synth_cmd(c, "--count 50 --test-count 8 --seed 12 --threads 2"), rc), rc), 0);
-  auto sa = snapshot(a), sb = snapshot(b), sc = snapshot(c);
+  ASSERT_EQ((run(synth_cmd(d, "--count 50 --test-count 8 --seed 11 --threads 2 --code-solve-always"), rc), rc), 0);
+  auto sa = snapshot(a), sb = snapshot(b), sc = snapshot(c), sd = snapshot(d);
   EXPECT_GT(sa.size(), 4u);
   EXPECT_TRUE(sa == sb) << "same seed, different bytes (threads 2 vs 1)";
+  EXPECT_TRUE(sa == sd) << "the code check's reference path (--code-solve-always) changed the outputs";
   EXPECT_NE(sa["sft.jsonl"], sc["sft.jsonl"]);
   EXPECT_FALSE(fs::exists(a / ".synth-partial"));
-  for (auto& d : {a, b, c}) fs::remove_all(d);
+  for (auto& p : {a, b, c, d}) fs::remove_all(p);
 }
 
 TEST(SynthCli, InterruptedRunResumesToTheSameFiles) {
