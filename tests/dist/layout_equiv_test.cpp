@@ -101,10 +101,10 @@ TEST(LayoutCheckpoint, ExpertParallelCurveAndItsCheckpointResumesUnderDataParall
 
 TEST(LayoutCheckpoint, PipelineCurveAndCheckpointsResumeBetweenOneProcessAndPipeline) {
   // (1,1,2), 1F1B over 2 micro-batches of two rows, gives the one-process curve over 50 steps; the pipeline's
-  // step-25 checkpoint resumes in one process and the one-process step-25 checkpoint resumes in the pipeline,
+  // step-40 checkpoint resumes in one process and the one-process step-40 checkpoint resumes in the pipeline,
   // both continuing the one-process curve.
   auto dir = temp_dir("ckpt_pp");
-  const std::string args = kArgs + " --micro-batches 2 --save-every 25";
+  const std::string args = kArgs + " --micro-batches 2 --save-every 40";
   auto one = run(0, args + " --out " + (dir / "one").string() + " --metrics " + (dir / "one.jsonl").string(), dir,
                  "one");
   ASSERT_EQ(one.status, 0) << one.output;
@@ -117,15 +117,15 @@ TEST(LayoutCheckpoint, PipelineCurveAndCheckpointsResumeBetweenOneProcessAndPipe
   expect_same_curve(ref, losses(dir / "pp.jsonl"), 1);
   auto resume_from = [&](const std::string& from, const std::string& to, int np, const std::string& layout) {
     fs::create_directories(dir / to);
-    fs::copy(dir / from / "step-00000025", dir / to / "step-00000025", fs::copy_options::recursive);
-    trex::write_file_atomic(dir / to / "latest", "step-00000025\n");
+    fs::copy(dir / from / "step-00000040", dir / to / "step-00000040", fs::copy_options::recursive);
+    trex::write_file_atomic(dir / to / "latest", "step-00000040\n");
     auto r = run(np, kArgs + " --micro-batches 2" + layout + " --resume --out " + (dir / to).string() +
                          " --metrics " + (dir / (to + ".jsonl")).string(),
                  dir, to);
     ASSERT_EQ(r.status, 0) << r.output;
     const auto b = losses(dir / (to + ".jsonl"));
-    ASSERT_EQ(b.size(), 25u);
-    expect_same_curve(ref, b, 26);
+    ASSERT_EQ(b.size(), 10u);
+    expect_same_curve(ref, b, 41);
   };
   resume_from("pp", "pp_to_one", 0, "");
   resume_from("one", "one_to_pp", 2, " --pp 2");
