@@ -7,6 +7,8 @@
 # (its best FP32 setting, MACHINE.md §7). trex: OpenMP 2 threads, passive wait (it drives OpenBLAS single-threaded
 # and spreads the GEMMs over its OpenMP threads itself; docs/train.md, Threads).
 # tokens/s exclude each side's first step; MFU = trex FLOP/s (DEEPSEEK_V4.md §10, 3 x forward) / 433 GFLOP/s.
+# trex runs twice: fp32 matrix products (the precision of the twin) and --matmul bf16 (AVX512_BF16 operands, fp32
+# accumulation, fp32 weights and optimizer; nn/gemm_bf16.hpp). cpu s/step: process CPU time per warm step.
 set -euo pipefail
 STEPS=${TRAIN_BENCH_STEPS:-8}
 BATCH=${TRAIN_BENCH_BATCH:-8}
@@ -20,11 +22,16 @@ TREX="$TREX_BUILD_DIR/trex"
 "$TREX" data pack --mode cpt -t "$TMP/tok.json" -i "$TMP/corpus.jsonl" -o "$TMP/cpt" >/dev/null 2>&1
 "$TREX" model info bench --seq-len "$SEQ" | head -3 || true
 
-echo "trex (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive):"
+echo "trex (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive), fp32 matmul:"
 TREX_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
-  "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches.bin" \
+  "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches.bin" fp32 \
   2>"$TMP/trex.err")
 echo "$TREX_JSON" | tr -d '\n' | sed 's/  */ /g'; echo
+echo "trex, bf16 matmul (--matmul bf16), same data:"
+BF16_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
+  "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out_bf16" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches_bf16.bin" bf16 \
+  2>"$TMP/trex_bf16.err")
+echo "$BF16_JSON" | tr -d '\n' | sed 's/  */ /g'; echo
 echo "torch twin (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.top_pad=268435456, torch 1 thread + OPENBLAS_NUM_THREADS=2):"
 TWIN_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 \
   GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.top_pad=268435456 \
@@ -32,10 +39,12 @@ TWIN_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 
   "$TMP/batches.bin" "$STEPS" "$BATCH" "$SEQ" 1)
 echo "$TWIN_JSON"
 echo "machine load (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-/usr/bin/python3 - "$TREX_JSON" "$TWIN_JSON" <<'PY'
+/usr/bin/python3 - "$TREX_JSON" "$TWIN_JSON" "$BF16_JSON" <<'PY'
 import json, sys
-t = json.loads(sys.argv[1]); p = json.loads(sys.argv[2])
-print(f"trex {t['tokens_per_s']:.0f} tok/s, torch twin {p['tokens_per_s']:.0f} tok/s, ratio {t['tokens_per_s'] / p['tokens_per_s']:.2f}x "
-      f"(target >= 2); trex {t['tflops'] * 1000:.1f} GFLOP/s = MFU {100 * t['mfu']:.1f}% of {t['peak_gflops']:.0f} GFLOP/s "
-      f"(target 50%); loss trex {t['first_loss']:.3f} -> {t['last_loss']:.3f}, twin {p['loss_first']:.3f} -> {p['loss_last']:.3f}")
+t = json.loads(sys.argv[1]); p = json.loads(sys.argv[2]); b = json.loads(sys.argv[3])
+for name, x in (("fp32", t), ("bf16", b)):
+    print(f"trex {name} {x['tokens_per_s']:.0f} tok/s, torch twin {p['tokens_per_s']:.0f} tok/s, ratio {x['tokens_per_s'] / p['tokens_per_s']:.2f}x "
+          f"(target >= 2); trex {x['tflops'] * 1000:.1f} GFLOP/s = MFU {100 * x['mfu']:.1f}% of {x['peak_gflops']:.0f} GFLOP/s "
+          f"(target 50%); {x['cpu_seconds_per_step']:.2f} CPU s/step; loss trex {x['first_loss']:.3f} -> {x['last_loss']:.3f}, "
+          f"twin {p['loss_first']:.3f} -> {p['loss_last']:.3f}")
 PY

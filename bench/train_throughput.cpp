@@ -1,7 +1,8 @@
 // Training throughput of the `bench` preset (MACHINE.md §7 MoE shape) with trex's trainer. Writes the exact
 // micro-batches it trains on (tokens, doc ids, loss mask; int32) to --dump so the PyTorch twin
 // (tests/reference/train/twin_train_bench.py) trains on the same data, then runs trex::train::train and
-// prints its summary as one JSON line. Usage: bench_train_throughput DATA OUT_DIR STEPS BATCH SEQ DUMP
+// prints its summary as one JSON line. Usage: bench_train_throughput DATA OUT_DIR STEPS BATCH SEQ DUMP [fp32|bf16]
+// (the last argument: matrix-product precision, TrainOptions::matmul; default fp32)
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,8 +13,8 @@
 #include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: %s DATA OUT_DIR STEPS BATCH SEQ DUMP\n", argv[0]);
+  if (argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: %s DATA OUT_DIR STEPS BATCH SEQ DUMP [fp32|bf16]\n", argv[0]);
     return 2;
   }
   trex::train::TrainOptions o;
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   o.lr = 1e-3;
   o.progress = false;
   o.json = true;
+  if (argc == 8) o.matmul = argv[7];
   {  // the same batches the trainer's loader yields (same seed), for the twin
     auto ds = trex::text::open_dataset(o.data, size_t(o.seq_len));
     trex::text::LoaderConfig lc;

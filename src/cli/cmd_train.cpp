@@ -36,6 +36,8 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
   sub.add_flag("--freeze-router", o->freeze_router, "Do not update gate weights and gate biases (SFT launchers)");
   sub.add_flag("--indexer-warmup", o->indexer_warmup,
                "Dense indexer warm-up: CSA attends densely, KL over all visible entries, only the indexer learns");
+  sub.add_option("--matmul", o->matmul, "Matrix products: fp32 (default) or bf16 (AVX512_BF16, fp32 accumulation)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   sub.add_option("--peak-gflops", o->peak_gflops, "MFU denominator in GFLOP/s (default 433: FP32, 2 cores)");
   sub.add_option("--spike-z", o->spike_z, "Skip a step whose loss or grad-norm z-score exceeds this (0: off)");
   sub.add_option("--spike-window", o->spike_window, "Steps in the spike guard's running window");

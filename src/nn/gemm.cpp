@@ -8,6 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "nn/gemm_bf16.hpp"
+
 namespace trex::nn {
 
 namespace {
@@ -23,6 +25,10 @@ void run_one(const GemmCall& g) {
   if (g.k == 0) {
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = g.beta == 0.0f ? 0.0f : g.beta * g.c[i * g.ldc + j];
+    return;
+  }
+  if (bf16_matmul_active()) {  // mixed precision (gemm_bf16.hpp): bf16 operands, fp32 accumulation
+    gemm_bf16(g);
     return;
   }
   cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,

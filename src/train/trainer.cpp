@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "dist/pipeline.hpp"
 #include "dist/watchdog.hpp"
 #include "model/checkpoint.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "model/config.hpp"
 #include "model/model.hpp"
 #include "model/model_info.hpp"
@@ -40,6 +42,13 @@ namespace trex::train {
 
 namespace {
 
+// CPU time of the whole process (every thread), seconds.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // Options that must not change across a resume (they change the loss sequence).
 json run_identity(const TrainOptions& o, int64_t seq_len, const std::string& tokenizer_sha, uint64_t sequences) {
   return {{"mode", o.mode},
@@ -50,6 +59,7 @@ json run_identity(const TrainOptions& o, int64_t seq_len, const std::string& tok
           {"seed", o.seed},
           {"freeze_router", o.freeze_router},
           {"indexer_warmup", o.indexer_warmup},
+          {"matmul", o.matmul},
           {"data_tokenizer_sha256", tokenizer_sha},
           {"data_sequences", sequences}};
 }
@@ -136,6 +146,9 @@ void validate_options(const TrainOptions& o) {
     throw Error(fmt::format("--micro-batch {} is not divisible by dp*ep = {} (every data rank takes an equal "
                             "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
   parse_optimizer(o.optimizer);
+  if (o.matmul != "fp32" && o.matmul != "bf16") throw Error("--matmul must be fp32 or bf16, not '" + o.matmul + "'");
+  if (o.matmul == "bf16" && !nn::bf16_matmul_supported())
+    throw Error("--matmul bf16: this CPU lacks AVX512_BF16 (use --matmul fp32)");
 }
 
 static json train_impl(const TrainOptions& opt, Distributed* D);
@@ -206,7 +219,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   if (resume_dir) {
     const json& was = saved_state.at("run");
     for (auto& [k, v] : identity.items())
-      if (was.value(k, json()) != v)
+      if (was.value(k, k == "matmul" ? json("fp32") : json()) != v)  // checkpoints from before --matmul: fp32
         throw Error(fmt::format("--resume: option '{}' was {} in {}, now {} (a resumed run must use the same "
                                 "setting)", k, was.value(k, json()).dump(), resume_dir->string(), v.dump()));
   }
@@ -214,6 +227,10 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // Threads: one pool, OpenMP's (OMP_NUM_THREADS, default all cores). The model drives OpenBLAS single-threaded
   // and spreads its GEMMs over the OpenMP threads itself (nn/gemm.hpp): two pools spinning on 2 cores fight.
 
+
+  // Mixed precision: every GEMM of this run takes bf16 operands (fp32 accumulation) while the scope lives.
+  std::optional<nn::Bf16MatmulScope> bf16_matmul;
+  if (o.matmul == "bf16") bf16_matmul.emplace();
 
   // --- model, optimizer, loader ---
   if (D && cfg.n_routed_experts % o.ep != 0)
@@ -285,12 +302,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   }
   if (lead)
     std::fprintf(stderr,
-               "trex train: %s, %lld parameters, mode %s, optimizer %s%s, %lld x %lld x %lld tokens per step\n"
+               "trex train: %s, %lld parameters, mode %s, optimizer %s%s, matmul %s, %lld x %lld x %lld tokens per step\n"
                "FLOPs: train = 3 x forward, forward = 2*N_mm + attention + indexer (DEEPSEEK_V4.md §10, MTP "
                "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (FP32)\n",
                o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)model.params().size(),
                o.mode.c_str(), o.optimizer.c_str(), o.freeze_router ? ", router frozen" : "",
-               (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
+               o.matmul == "bf16" ? "bf16 (fp32 accumulation)" : "fp32", (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
                o.peak_gflops);
   if (resume_dir && lead) std::fprintf(stderr, "resuming from %s (step %lld)\n", resume_dir->c_str(), (long long)done);
   if (D && lead)
@@ -336,11 +353,14 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   const int64_t log_every = std::max<int64_t>(1, o.steps / 20);
   double first_loss = std::numeric_limits<double>::quiet_NaN(), last_loss = first_loss;
   double timed_seconds = 0, timed_tokens = 0;  // steps after the first of this process (warm-up excluded)
+  double timed_cpu = 0;  // process CPU seconds of those steps (all threads): less sensitive to a shared machine's load
+  int64_t timed_steps = 0;
   Timer run_timer;
   const int64_t first_step_of_process = done;
 
   while (done < o.steps) {
     Timer step_timer;
+    const double cpu_at_start = process_cpu_seconds();
     const int64_t step = done + 1;
     for (auto& mb : micro) {
       loader.next(mb);
@@ -414,9 +434,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     done = step;
     tokens_seen += double(tokens_per_step);
     const double dt = step_timer.seconds();
+    const double cpu_dt = process_cpu_seconds() - cpu_at_start;
     if (step > first_step_of_process + 1) {
       timed_seconds += dt;
       timed_tokens += double(tokens_per_step);
+      timed_cpu += cpu_dt;
+      ++timed_steps;
     }
     const double tok_s = double(tokens_per_step) / dt;
     const double tflops = fpt.train * tok_s / 1e12;
@@ -428,7 +451,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     json rec = {{"step", step},        {"loss", sum.total},     {"lm_loss", sum.ce},   {"mtp_loss", sum.mtp},
                 {"indexer_loss", sum.indexer}, {"balance_loss", sum.balance}, {"grad_norm", gnorm},
                 {"clip_scale", clip_scale},    {"lr", lr},   {"skipped", verdict.skip},
-                {"tokens", tokens_per_step},   {"step_seconds", dt}, {"tokens_per_s", tok_s},
+                {"tokens", tokens_per_step},   {"step_seconds", dt}, {"cpu_seconds", cpu_dt},
+                {"tokens_per_s", tok_s},
                 {"tflops", tflops},            {"mfu", mfu}, {"expert_load_max_mean", ls.max_ratio},
                 {"expert_load_max_mean_per_block", ls.per_block}};
     if (verdict.skip) rec["skip_reason"] = verdict.reason;
@@ -462,10 +486,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                   {"skipped_steps", guard.skipped()},
                   {"tokens_seen", tokens_seen},
                   {"tokens_per_s", tok_s},
+                  {"cpu_seconds_per_step", timed_steps > 0 ? timed_cpu / double(timed_steps) : 0.0},
                   {"tflops", fpt.train * tok_s / 1e12},
                   {"mfu", fpt.train * tok_s / (o.peak_gflops * 1e9)},
                   {"flops_per_token", fpt.train},
                   {"peak_gflops", o.peak_gflops},
+                  {"matmul", o.matmul},
                   {"checkpoint", last_ckpt ? last_ckpt->string() : ""},
                   {"metrics", metrics_path.string()}};
   if (!lead) return summary;

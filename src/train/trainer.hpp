@@ -40,6 +40,9 @@ struct TrainOptions {
   // Dense indexer warm-up (DEEPSEEK_V4.md §5, V3.2): CSA layers attend densely, the indexer's KL runs over every
   // visible entry, and only the indexer's tensors are updated (no gate-bias update).
   bool indexer_warmup = false;
+  // Matrix products: "fp32" (default; what the twin-parity tests check) or "bf16" (AVX512_BF16 operands, fp32
+  // accumulation, fp32 master weights and optimizer: nn/gemm_bf16.hpp). Part of the resume identity.
+  std::string matmul = "fp32";
   double peak_gflops = 433.0;      // MFU denominator (MACHINE.md §1, FP32 AVX-512 on 2 cores)
   double spike_z = 6.0;            // spike guard threshold (<= 0: off)
   int spike_window = 50;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "model/checkpoint.hpp"
 #include "model/config.hpp"
 #include "model/params.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "train/train_checkpoint.hpp"
 #include "train/trainer.hpp"
 #include "util/atomic_file.hpp"
@@ -322,4 +324,35 @@ TEST_F(TrainTest, IndexerWarmupUpdatesOnlyTheIndexer) {
   }
   EXPECT_GT(indexer_tensors, 0);
   EXPECT_GT(indexer_changed, 0) << "the indexer did not learn";
+}
+
+// --matmul bf16 (AVX512_BF16 operands, fp32 accumulation): two runs give the same losses bit for bit, they stay
+// close to the fp32 run (bf16 rounding of the GEMM operands only), and resuming with another --matmul is refused.
+TEST_F(TrainTest, Bf16MatmulIsDeterministicAndCloseToFp32) {
+  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16: --matmul bf16 cannot run here";
+  const int steps = 4;
+  sh(cli("fp32", steps));
+  sh(cli("bf16_a", steps, "--matmul bf16"));
+  sh(cli("bf16_b", steps, "--matmul bf16"));
+  auto f = read_metrics(dir / "fp32" / "metrics.jsonl"), a = read_metrics(dir / "bf16_a" / "metrics.jsonl"),
+       b = read_metrics(dir / "bf16_b" / "metrics.jsonl");
+  ASSERT_EQ(a.size(), size_t(steps));
+  ASSERT_EQ(b.size(), size_t(steps));
+  ASSERT_EQ(f.size(), size_t(steps));
+  bool differs_from_fp32 = false;
+  for (int i = 0; i < steps; ++i)
+    for (const char* k : kLossKeys) {
+      EXPECT_EQ(a[i][k].get<double>(), b[i][k].get<double>()) << "step " << i + 1 << " " << k;
+      const double x = a[i][k].get<double>(), y = f[i][k].get<double>();
+      if (std::string(k) == "loss" || std::string(k) == "lm_loss") {
+        EXPECT_NEAR(x, y, 0.02 * std::fabs(y)) << "step " << i + 1 << " " << k;
+      }
+      differs_from_fp32 = differs_from_fp32 || x != y;
+    }
+  EXPECT_TRUE(differs_from_fp32) << "--matmul bf16 gave the fp32 losses bit for bit: the flag did nothing";
+  EXPECT_TRUE(trex::read_file(dir / "bf16_a" / "step-00000004" / "model.safetensors") ==
+              trex::read_file(dir / "bf16_b" / "step-00000004" / "model.safetensors"));
+  // The precision is part of the resume identity.
+  int rc = std::system((cli("bf16_a", steps + 1, "--resume") + " >/dev/null 2>&1").c_str());
+  EXPECT_NE(rc, 0) << "resuming a bf16 run in fp32 must be refused";
 }

@@ -1,0 +1,78 @@
+// GFLOP/s of the GEMMs at the `bench` preset's training shapes (8 x 256 tokens, d 256, f 512, V 4096, routed
+// experts ~512 rows each), single-threaded (rates from thread CPU time), fp32 (OpenBLAS sgemm) vs the AVX512_BF16 kernel (gemm_bf16). Prints
+// one line per shape plus the load average (the machine is shared). Usage: bench_gemm_shapes [REPEATS]
+#include <omp.h>
+
+#include <time.h>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nn/gemm.hpp"
+#include "nn/gemm_bf16.hpp"
+
+namespace {
+
+struct Shape {
+  const char* what;
+  bool ta, tb;
+  int64_t m, n, k;
+};
+
+double seconds_per_call(const trex::nn::GemmCall& g, bool bf16, int reps) {
+  auto run = [&] {
+    if (bf16) {
+      trex::nn::gemm_bf16(g);
+    } else {
+      trex::nn::gemm_batch({&g, 1});  // 1 OpenMP thread: one cblas_sgemm call
+    }
+  };
+  run();
+  // thread CPU time: on the shared machine wall time mostly measures the other engineers' load
+  timespec t0{}, t1{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  for (int r = 0; r < reps; ++r) run();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+  return (double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec)) / reps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
+  omp_set_num_threads(1);
+  const Shape shapes[] = {
+      {"head fwd x W^T (2048x4096x256)", false, true, 2048, 4096, 256},
+      {"head dx dy W (2048x256x4096)", false, false, 2048, 256, 4096},
+      {"head dW dy^T x (4096x256x2048)", true, false, 4096, 256, 2048},
+      {"expert up fwd (512x512x256)", false, true, 512, 512, 256},
+      {"expert up fwd block (128x512x256)", false, true, 128, 512, 256},
+      {"expert down fwd block (128x256x512)", false, true, 128, 256, 512},
+      {"expert dW (512x256x512)", true, false, 512, 256, 512},
+      {"shared up fwd (2048x512x256)", false, true, 2048, 512, 256},
+      {"q_a fwd (2048x128x256)", false, true, 2048, 128, 256},
+      {"q_b fwd (2048x256x128)", false, true, 2048, 256, 128},
+  };
+  std::string load;
+  std::getline(std::ifstream("/proc/loadavg"), load);
+  std::printf("load average: %s (1 thread per GEMM; rates from thread CPU time)\n", load.c_str());
+  std::printf("%-38s %10s %10s %7s\n", "shape (m x n x k)", "fp32 GF/s", "bf16 GF/s", "ratio");
+  double t32 = 0, t16 = 0, fl = 0;
+  for (const Shape& s : shapes) {
+    const int64_t ar = s.ta ? s.k : s.m, ac = s.ta ? s.m : s.k, br = s.tb ? s.n : s.k, bc = s.tb ? s.k : s.n;
+    std::vector<float> a(size_t(ar * ac), 0.5f), b(size_t(br * bc), 0.25f), c(size_t(s.m * s.n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 17) - 8) * 0.1f;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 13) - 6) * 0.1f;
+    const trex::nn::GemmCall g{s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), ac, b.data(), bc, 0.0f, c.data(), s.n};
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    const double a32 = seconds_per_call(g, false, reps), a16 = seconds_per_call(g, true, reps);
+    t32 += a32;
+    t16 += a16;
+    fl += flops;
+    std::printf("%-38s %10.1f %10.1f %6.2fx\n", s.what, flops / a32 * 1e-9, flops / a16 * 1e-9, a32 / a16);
+  }
+  std::printf("%-38s %10.1f %10.1f %6.2fx\n", "all shapes (time-weighted)", fl / t32 * 1e-9, fl / t16 * 1e-9, t32 / t16);
+  return 0;
+}

@@ -1,0 +1,216 @@
+// AVX512_BF16 GEMM (see gemm_bf16.hpp). GotoBLAS layout: for each block of kKC along k, B is packed into
+// panels of kNR columns and A (block of kMC rows) into panels of kMR rows, both as bf16 pairs along k (the
+// operand layout of vdpbf16ps: one 32-bit lane = (x[2p], x[2p+1])); an 8 x 32 micro-kernel keeps 16 fp32
+// accumulators in registers. The functions that use AVX-512 carry a target attribute, so the rest of the
+// module keeps its -march; the scope refuses to turn the path on where the CPU lacks the instructions.
+#include "nn/gemm_bf16.hpp"
+
+// GCC 12 flags the masked intrinsics' internal _mm512_undefined_*() operands as maybe-uninitialized (a known
+// false positive of the header); the masks decide every lane that is read.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "util/error.hpp"
+
+#define TREX_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")))
+
+namespace trex::nn {
+
+namespace {
+
+std::atomic<int> g_bf16_depth{0};
+
+constexpr int64_t kMR = 8;    // rows of a micro-tile
+constexpr int64_t kNR = 32;   // columns of a micro-tile (two zmm)
+constexpr int64_t kKC = 512;  // k per block: a packed B micro-panel (256 pairs x 32 x 4 B = 32 KB) stays in L1
+constexpr int64_t kMC = 128;  // rows of A per block: its packed panels (128 KB) stay in L2
+
+// Per thread, grown once to the largest shape seen and then reused (no allocation in the step loop).
+struct PackBuffers {
+  std::vector<uint32_t> a, b, row;
+};
+PackBuffers& buffers() {
+  thread_local PackBuffers p;
+  return p;
+}
+
+// bf16 of 16 floats (round to nearest even, NaN quieted), in the low 16 bits of each 32-bit lane: bit-identical
+// to float_to_bf16.
+TREX_BF16_TARGET inline __m512i bf16_lanes(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i hi = _mm512_srli_epi32(u, 16);
+  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+}
+
+// Packs a panel of W lanes (rows of A or columns of B) x kc (along k) into out[kp][W] bf16 pairs; lanes beyond
+// `lanes` and the odd tail of k are zero. Element (lane w, k index p) is at src[w * ld + p] when k_contiguous,
+// else at src[p * ld + w]. `row` is scratch for the transposing case.
+TREX_BF16_TARGET void pack_panel(const float* src, int64_t ld, bool k_contiguous, int64_t lanes, int64_t W,
+                                 int64_t kc, uint32_t* out, std::vector<uint32_t>& row) {
+  const int64_t kp = (kc + 1) / 2;
+  if (!k_contiguous) {
+    // Two k rows are contiguous along the lanes: convert 16 lanes of each, interleave as (lo | hi << 16).
+    for (int64_t p = 0; p < kp; ++p) {
+      const float* r0 = src + (2 * p) * ld;
+      const float* r1 = src + (2 * p + 1) * ld;
+      const bool has_hi = 2 * p + 1 < kc;
+      for (int64_t w = 0; w < W; w += 16) {
+        const int64_t len = std::clamp<int64_t>(lanes - w, 0, 16);
+        const __mmask16 m = __mmask16((1u << len) - 1u);
+        const __m512i lo = bf16_lanes(_mm512_maskz_loadu_ps(m, r0 + w));
+        const __m512i hi = has_hi ? bf16_lanes(_mm512_maskz_loadu_ps(m, r1 + w)) : _mm512_setzero_si512();
+        const __m512i v = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
+        if (W - w >= 16)
+          _mm512_storeu_si512(out + p * W + w, v);
+        else
+          _mm512_mask_storeu_epi32(out + p * W + w, __mmask16((1u << (W - w)) - 1u), v);
+      }
+    }
+    return;
+  }
+  // k contiguous per lane: convert each lane's k run into pairs (vectorised), then transpose into out.
+  if (int64_t(row.size()) < W * kp) row.resize(size_t(W * kp));
+  for (int64_t w = 0; w < W; ++w) {
+    uint32_t* dst = row.data() + w * kp;
+    if (w >= lanes) {
+      std::fill(dst, dst + kp, 0u);
+      continue;
+    }
+    const float* s = src + w * ld;
+    for (int64_t p = 0; p < kc; p += 32) {  // 32 floats -> 16 pairs
+      const int64_t len = std::min<int64_t>(32, kc - p);
+      const __mmask16 m0 = __mmask16(len >= 16 ? 0xffffu : (1u << len) - 1u);
+      const __mmask16 m1 = __mmask16(len >= 32 ? 0xffffu : len > 16 ? (1u << (len - 16)) - 1u : 0u);
+      const __m512i c0 = bf16_lanes(_mm512_maskz_loadu_ps(m0, s + p));
+      const __m512i c1 = bf16_lanes(_mm512_maskz_loadu_ps(m1, s + p + 16));
+      // 64-bit lane = (even bf16) | (odd bf16) << 32 -> (even | odd << 16) in 32 bits
+      const __m512i k0 = _mm512_or_si512(c0, _mm512_srli_epi64(c0, 16));
+      const __m512i k1 = _mm512_or_si512(c1, _mm512_srli_epi64(c1, 16));
+      const __m256i p0 = _mm512_cvtepi64_epi32(k0);
+      const __m256i p1 = _mm512_cvtepi64_epi32(k1);
+      const int64_t pairs = (len + 1) / 2;
+      const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(p0), p1, 1);
+      _mm512_mask_storeu_epi32(dst + p / 2, __mmask16(pairs >= 16 ? 0xffffu : (1u << pairs) - 1u), both);
+    }
+  }
+  for (int64_t p = 0; p < kp; ++p)
+    for (int64_t w = 0; w < W; ++w) out[p * W + w] = row[size_t(w * kp + p)];
+}
+
+// C[mr x nr] (ldc) = alpha * A_panel B_panel + (first ? beta : 1) * C, over kp bf16 pairs.
+TREX_BF16_TARGET void micro_kernel(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc,
+                                   int64_t mr, int64_t nr, float alpha, float beta_c) {
+  __m512 acc0[kMR], acc1[kMR];
+  for (int r = 0; r < kMR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kp; ++p) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + p * kNR);
+    const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + p * kNR + 16);
+    const uint32_t* ap = a + p * kMR;
+    for (int r = 0; r < kMR; ++r) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(int(ap[r]));
+      acc0[r] = _mm512_dpbf16_ps(acc0[r], av, b0);
+      acc1[r] = _mm512_dpbf16_ps(acc1[r], av, b1);
+    }
+  }
+  const __mmask16 m0 = __mmask16(nr >= 16 ? 0xffffu : (1u << nr) - 1u);
+  const __mmask16 m1 = __mmask16(nr >= 32 ? 0xffffu : nr > 16 ? (1u << (nr - 16)) - 1u : 0u);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta_c);
+  for (int r = 0; r < kMR; ++r) {
+    if (r >= mr) break;
+    float* cr = c + r * ldc;
+    __m512 y0 = _mm512_mul_ps(va, acc0[r]), y1 = _mm512_mul_ps(va, acc1[r]);
+    if (beta_c != 0.0f) {
+      y0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), y0);
+      y1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), y1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, y0);
+    _mm512_mask_storeu_ps(cr + 16, m1, y1);
+  }
+}
+
+bool cpu_has_bf16() {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bf16");
+  }();
+  return ok;
+}
+
+}  // namespace
+
+bool bf16_matmul_supported() { return cpu_has_bf16(); }
+
+Bf16MatmulScope::Bf16MatmulScope() {
+  if (!cpu_has_bf16()) throw Error("bf16 matmul: this CPU lacks AVX512_BF16 (use fp32)");
+  g_bf16_depth.fetch_add(1, std::memory_order_relaxed);
+}
+Bf16MatmulScope::~Bf16MatmulScope() { g_bf16_depth.fetch_sub(1, std::memory_order_relaxed); }
+bool bf16_matmul_active() { return g_bf16_depth.load(std::memory_order_relaxed) > 0; }
+
+void gemm_bf16(const GemmCall& g) {
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = g.beta == 0.0f ? 0.0f : g.beta * g.c[i * g.ldc + j];
+    return;
+  }
+  PackBuffers& buf = buffers();
+  const int64_t kp_max = (std::min(g.k, kKC) + 1) / 2;
+  const int64_t n_panels = (g.n + kNR - 1) / kNR;
+  const int64_t mc_max = std::min(kMC, (g.m + kMR - 1) / kMR * kMR);
+  if (int64_t(buf.b.size()) < n_panels * kNR * kp_max) buf.b.resize(size_t(n_panels * kNR * kp_max));
+  if (int64_t(buf.a.size()) < mc_max * kp_max) buf.a.resize(size_t(mc_max * kp_max));
+  // A[i, p]: a[i * lda + p] (k contiguous) or, transposed, a[p * lda + i]; B[p, j]: b[p * ldb + j] or b[j * ldb + p].
+  for (int64_t pc = 0; pc < g.k; pc += kKC) {
+    const int64_t kc = std::min(kKC, g.k - pc), kp = (kc + 1) / 2;
+    for (int64_t jp = 0; jp < n_panels; ++jp) {
+      const int64_t j0 = jp * kNR;
+      const float* src = g.trans_b ? g.b + j0 * g.ldb + pc : g.b + pc * g.ldb + j0;
+      pack_panel(src, g.ldb, g.trans_b, std::min(kNR, g.n - j0), kNR, kc, buf.b.data() + jp * kNR * kp, buf.row);
+    }
+    const float beta_c = pc == 0 ? g.beta : 1.0f;
+    for (int64_t ic = 0; ic < g.m; ic += kMC) {
+      const int64_t mc = std::min(kMC, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
+      for (int64_t ip = 0; ip < m_panels; ++ip) {
+        const int64_t i0 = ic + ip * kMR;
+        const float* src = g.trans_a ? g.a + pc * g.lda + i0 : g.a + i0 * g.lda + pc;
+        pack_panel(src, g.lda, !g.trans_a, std::min(kMR, g.m - i0), kMR, kc, buf.a.data() + ip * kMR * kp, buf.row);
+      }
+      for (int64_t jp = 0; jp < n_panels; ++jp) {
+        const int64_t j0 = jp * kNR, nr = std::min(kNR, g.n - j0);
+        for (int64_t ip = 0; ip < m_panels; ++ip) {
+          const int64_t i0 = ic + ip * kMR;
+          micro_kernel(kp, buf.a.data() + ip * kMR * kp, buf.b.data() + jp * kNR * kp, g.c + i0 * g.ldc + j0, g.ldc,
+                       std::min(kMR, g.m - i0), nr, g.alpha, beta_c);
+        }
+      }
+    }
+  }
+}
+
+void gemm_bf16_reference(const GemmCall& g) {
+  auto r = [](float x) { return double(bf16_to_float(float_to_bf16(x))); };
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < g.k; ++p) {
+        const double av = r(g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p]);
+        const double bv = r(g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j]);
+        s += av * bv;
+      }
+      const double prev = g.beta == 0.0f ? 0.0 : double(g.beta) * g.c[i * g.ldc + j];
+      g.c[i * g.ldc + j] = float(double(g.alpha) * s + prev);
+    }
+}
+
+}  // namespace trex::nn

@@ -1,0 +1,53 @@
+// BF16 matrix products with fp32 accumulation (AVX-512-BF16, `vdpbf16ps`), the optional fast path of
+// gemm()/gemm_batch(): while a Bf16MatmulScope is alive (and the CPU has AVX512_BF16), every GemmCall rounds
+// its A and B operands to bfloat16 (round to nearest even) while packing them and accumulates the products in
+// fp32; C, alpha and beta stay fp32. Master weights, gradients buffers and the optimizer stay fp32: this is
+// the usual mixed-precision training recipe, twice the FP32 FMA rate on Zen 4/5. Off by default (the twin
+// parity tests compare fp32); `trex train --matmul bf16` turns it on.
+//
+// Results depend only on the shapes (fixed blocking, no atomics): the same bits on every run, like the fp32
+// path. gemm_bf16_reference is the readable version: the same bf16 rounding of the inputs, products summed in
+// double (tests/nn/gemm_bf16_test.cpp compares them).
+#pragma once
+#include <cstdint>
+
+#include "nn/gemm.hpp"
+
+namespace trex::nn {
+
+// Round to nearest even (NaN stays NaN; inf stays inf; finite values that overflow become inf).
+inline uint16_t float_to_bf16(float x) {
+  uint32_t u;
+  __builtin_memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+inline float bf16_to_float(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float x;
+  __builtin_memcpy(&x, &u, 4);
+  return x;
+}
+
+// True when this CPU runs the AVX512_BF16 kernel.
+bool bf16_matmul_supported();
+
+// While alive (nesting allowed; process-wide), gemm()/gemm_batch() use gemm_bf16 where supported. Throws
+// trex::Error when the CPU lacks AVX512_BF16 (asking for bf16 and silently getting fp32 would mislead).
+class Bf16MatmulScope {
+ public:
+  Bf16MatmulScope();
+  ~Bf16MatmulScope();
+  Bf16MatmulScope(const Bf16MatmulScope&) = delete;
+  Bf16MatmulScope& operator=(const Bf16MatmulScope&) = delete;
+};
+bool bf16_matmul_active();
+
+// One call on the calling thread (single-threaded; gemm_batch spreads calls over threads). Requires
+// bf16_matmul_supported().
+void gemm_bf16(const GemmCall& g);
+// Reference: inputs rounded with float_to_bf16, products summed in double.
+void gemm_bf16_reference(const GemmCall& g);
+
+}  // namespace trex::nn

@@ -1,0 +1,143 @@
+// The AVX512_BF16 GEMM against its reference (same bf16 rounding of the inputs, double accumulation): edge
+// shapes (tiles, odd k, k across the kKC block), every transpose, beta, padded leading dimensions; the rounding
+// itself (ties to even, NaN, inf) and gemm_batch under Bf16MatmulScope (threads, bit-identical reruns).
+#include "nn/gemm_bf16.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "util/rng.hpp"
+
+namespace {
+
+using trex::nn::GemmCall;
+
+void require_cpu() {
+  // This machine class (AMD EPYC Zen 5) has AVX512_BF16; a CPU without it cannot run the kernel at all.
+  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16: the bf16 kernel cannot be tested";
+}
+
+// |fast - ref| <= (k + 4) * 2^-23 * (|alpha| sum |a b| + |beta c|): fp32 accumulation of exact bf16 products.
+void check_call(const GemmCall& g, const std::vector<float>& c0, const std::vector<float>& got,
+                const std::vector<float>& want, const std::string& what) {
+  auto r = [](float x) { return std::fabs(double(trex::nn::bf16_to_float(trex::nn::float_to_bf16(x)))); };
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < g.k; ++p)
+        s += r(g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p]) * r(g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j]);
+      const size_t at = size_t(i * g.ldc + j);
+      const double bound =
+          double(g.k + 4) * std::ldexp(1.0, -23) * (std::fabs(g.alpha) * s + std::fabs(g.beta * c0[at])) + 1e-30;
+      ASSERT_LE(std::fabs(double(got[at]) - double(want[at])), bound) << what << " at " << i << "," << j;
+    }
+}
+
+}  // namespace
+
+TEST(GemmBf16, RoundingIsNearestEven) {
+  using trex::nn::bf16_to_float;
+  using trex::nn::float_to_bf16;
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f)), 1.0f);
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f)), 1.0f);                  // tie -> even (down)
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);    // tie -> even (up)
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f + 0x1p-20f)), 1.0f + 0x1p-7f);  // above the tie
+  EXPECT_EQ(bf16_to_float(float_to_bf16(-2.5f)), -2.5f);
+  EXPECT_TRUE(std::isinf(bf16_to_float(float_to_bf16(std::numeric_limits<float>::infinity()))));
+  EXPECT_TRUE(std::isinf(bf16_to_float(float_to_bf16(std::numeric_limits<float>::max()))));  // overflows
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  uint32_t snan_bits = 0x7f800001u;  // a NaN whose payload is only in the low bits must stay NaN
+  float snan;
+  std::memcpy(&snan, &snan_bits, 4);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(snan))));
+}
+
+// k = 1..3 on tie values: one product per element, so a kernel that rounded differently from float_to_bf16
+// would be off by 2^-8 relative, far above the bound.
+TEST(GemmBf16, KernelRoundsLikeTheReference) {
+  require_cpu();
+  trex::Rng rng(5);
+  for (int64_t k : {1, 2, 3})
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        const int64_t m = 9, n = 35;
+        std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n), 0.0f), r = c;
+        for (auto& v : a) v = 1.0f + float(int(rng.uniform() * 8)) * 0x1p-8f;  // ties and non-ties
+        for (auto& v : b) v = -1.0f - float(int(rng.uniform() * 8)) * 0x1p-8f;
+        const GemmCall g{bool(ta), bool(tb), m, n, k, 1.0f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0f, c.data(), n};
+        GemmCall gr = g;
+        gr.c = r.data();
+        trex::nn::gemm_bf16(g);
+        trex::nn::gemm_bf16_reference(gr);
+        check_call(g, std::vector<float>(c.size(), 0.0f), c, r, "k " + std::to_string(k));
+      }
+}
+
+TEST(GemmBf16, MatchesReferenceOnEdgeShapes) {
+  require_cpu();
+  trex::Rng rng(17);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 1, 1}, Shape{7, 17, 31}, Shape{8, 32, 64}, Shape{13, 33, 600}, Shape{130, 65, 37},
+                        Shape{129, 31, 1030}, Shape{40, 96, 512}})
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (float beta : {0.0f, 0.5f}) {
+          const int64_t pad = 3;  // leading dimensions wider than the matrices
+          const int64_t lda = (ta ? s.m : s.k) + pad, ldb = (tb ? s.k : s.n) + pad, ldc = s.n + pad;
+          std::vector<float> a(size_t((ta ? s.k : s.m) * lda)), b(size_t((tb ? s.n : s.k) * ldb)), c(size_t(s.m * ldc));
+          for (auto& v : a) v = float(rng.normal());
+          for (auto& v : b) v = float(rng.normal());
+          for (auto& v : c) v = float(rng.normal());
+          std::vector<float> c0 = c, r = c;
+          const GemmCall g{bool(ta), bool(tb), s.m, s.n, s.k, 0.75f, a.data(), lda, b.data(), ldb, beta, c.data(), ldc};
+          GemmCall gr = g;
+          gr.c = r.data();
+          trex::nn::gemm_bf16(g);
+          trex::nn::gemm_bf16_reference(gr);
+          const std::string what = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " ta " +
+                                   std::to_string(ta) + " tb " + std::to_string(tb) + " beta " + std::to_string(beta);
+          check_call(g, c0, c, r, what);
+          for (int64_t i = 0; i < s.m; ++i)  // the padding columns of C are untouched
+            for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[size_t(i * ldc + j)], c0[size_t(i * ldc + j)]) << what;
+        }
+}
+
+// Through gemm_batch (row/column cuts over the OpenMP threads) while the scope is on: matches the reference
+// and two runs give the same bits; after the scope the fp32 path is back.
+TEST(GemmBf16, BatchUnderScopeIsDeterministic) {
+  require_cpu();
+  trex::Rng rng(23);
+  const int64_t m = 300, n = 200, k = 700;
+  std::vector<float> a(size_t(m * k)), b(size_t(n * k)), c1(size_t(m * n)), c2(size_t(m * n)), r(size_t(m * n));
+  for (auto& v : a) v = float(rng.normal());
+  for (auto& v : b) v = float(rng.normal());
+  GemmCall g = trex::nn::linear_call(a.data(), b.data(), c1.data(), m, n, k);
+  {
+    trex::nn::Bf16MatmulScope bf16;
+    EXPECT_TRUE(trex::nn::bf16_matmul_active());
+    trex::nn::gemm_batch({&g, 1});
+    g.c = c2.data();
+    trex::nn::gemm_batch({&g, 1});
+  }
+  EXPECT_FALSE(trex::nn::bf16_matmul_active());
+  EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * 4), 0) << "bf16 gemm_batch is not bit-reproducible";
+  g.c = r.data();
+  trex::nn::gemm_bf16_reference(g);
+  g.c = c1.data();
+  check_call(g, std::vector<float>(c1.size(), 0.0f), c1, r, "batch");
+  // fp32 path again: agrees with the fp32 reference far more closely than bf16 rounding would allow
+  std::vector<float> f(size_t(m * n)), fr(size_t(m * n));
+  g.c = f.data();
+  trex::nn::gemm_batch({&g, 1});
+  trex::nn::gemm_reference(false, true, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, fr.data(), n);
+  for (size_t i = 0; i < f.size(); ++i) ASSERT_NEAR(f[i], fr[i], 1e-3f) << i;
+  double max_bf16_diff = 0;
+  for (size_t i = 0; i < f.size(); ++i) max_bf16_diff = std::max(max_bf16_diff, std::fabs(double(c1[i]) - fr[i]));
+  EXPECT_GT(max_bf16_diff, 1e-2) << "the scope did not switch to bf16 operands";
+}
