@@ -3,7 +3,9 @@
 # 256 tokens, 6 steps, warm steps timed). Figures: 2 ranks x 1 thread vs 1 rank x 2 threads (same global batch,
 # ratio printed), and the exposed-communication share of the 2-rank step with the bucketed all-reduce overlapped
 # with backward vs blocking after backward (--no-overlap), and the 2-rank expert-parallel step (--ep 2: token
-# dispatch/combine overlapped with the shared expert, vs --no-overlap) with its exposed-communication share. Both sides run with the glibc malloc tunables of
+# dispatch/combine overlapped with the shared expert, vs --no-overlap) with its exposed-communication share, and
+# the 2-stage pipeline (--pp 2, 1F1B over 4 micro-batches of 2 rows) with its bubble and exposed-communication
+# shares (its 1-rank peer accumulates the same 4 micro-batches). Both sides run with the glibc malloc tunables of
 # MACHINE.md §3-§4 (no MPI large-message cliff) and OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,9 +34,16 @@ epb=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE mpirun -np 2 --oversubscribe 
   -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$build/trex" "${args[@]}" --ep 2 --no-overlap) || {
   echo "2-rank expert-parallel blocking run failed"; exit 1; }
 echo "2 ranks x 1 thread, ep 2, blocking: $epb"
-/usr/bin/python3 - "$one" "$two" "$blk" "$ep" "$epb" <<'PY'
+onem=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE GLIBC_TUNABLES=$tun OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
+  OPENBLAS_NUM_THREADS=1 "$build/trex" "${args[@]}" --micro-batches 4) || { echo "1-rank micro-batched run failed"; exit 1; }
+echo "1 rank x 2 threads, 4 micro-batches: $onem"
+pp=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE mpirun -np 2 --oversubscribe -x GLIBC_TUNABLES=$tun \
+  -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "$build/trex" "${args[@]}" --pp 2 --micro-batches 4) || {
+  echo "2-stage pipeline run failed"; exit 1; }
+echo "2 ranks x 1 thread, pp 2    : $pp"
+/usr/bin/python3 - "$one" "$two" "$blk" "$ep" "$epb" "$onem" "$pp" <<'PY'
 import json, sys
-one, two, blk, ep, epb = (json.loads(a.strip().splitlines()[-1]) for a in sys.argv[1:6])
+one, two, blk, ep, epb, onem, pp = (json.loads(a.strip().splitlines()[-1]) for a in sys.argv[1:8])
 print(f"warm step: 1 rank x 2 threads {one['warm_step_seconds']:.3f} s, 2 ranks x 1 thread "
       f"{two['warm_step_seconds']:.3f} s; ratio (2 ranks / 1 rank) {two['warm_step_seconds'] / one['warm_step_seconds']:.2f}")
 print(f"exposed communication share of the 2-rank step: overlap {100 * two['comm_exposed_share']:.1f}%, "
@@ -43,4 +52,8 @@ print(f"expert parallel (ep 2) warm step {ep['warm_step_seconds']:.3f} s "
       f"(ratio to 1 rank x 2 threads {ep['warm_step_seconds'] / one['warm_step_seconds']:.2f}), "
       f"exposed communication share: overlap {100 * ep['comm_exposed_share']:.1f}%, "
       f"blocking {100 * epb['comm_exposed_share']:.1f}%")
+print(f"pipeline (pp 2, 4 micro-batches, stages {pp['stages']}): warm step {pp['warm_step_seconds']:.3f} s vs "
+      f"1 rank x 2 threads with the same micro-batches {onem['warm_step_seconds']:.3f} s, ratio "
+      f"{pp['warm_step_seconds'] / onem['warm_step_seconds']:.2f}; bubble {100 * pp['bubble_share']:.1f}%, "
+      f"exposed communication {100 * pp['comm_exposed_share']:.1f}% of the step")
 PY

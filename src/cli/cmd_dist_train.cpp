@@ -1,4 +1,4 @@
-// `trex dist-train`: data- and expert-parallel training of a preset on deterministic synthetic batches under MPI
+// `trex dist-train`: data-, expert- and pipeline-parallel training of a preset on deterministic synthetic batches under MPI
 // (mpirun -np N trex dist-train --dp a --ep b ...). It exercises the distributed pieces end to end — MPI process
 // groups, bucketed all-reduce overlapped with backward, ZeRO-1 sharded optimizer, MoE token dispatch/combine
 // over the expert group, globally reduced routing statistics, checkpoints in the canonical (one-process)
@@ -10,6 +10,13 @@
 // [j*E/ep, (j+1)*E/ep) for the rows of the whole group. Parameters stay replicated in the flat store (a rank's
 // gradient of a foreign expert stays zero), so the one bucketed all-reduce over all dp*ep ranks sums each
 // expert's gradient over its dp owners, and every rank applies the same update.
+//
+// Pipeline parallelism: the global batch is cut into --micro-batches micro-batches (each split over the data
+// ranks as above); the layers are split into pp stages balanced by per-layer FLOPs (dist/stage_plan.hpp) and the
+// micro-batches run through them in a 1F1B schedule (dist/pipeline.hpp). Every rank of a pipeline takes the
+// same rows. The bucketed all-reduce runs over the whole world (a stage's gradients are zero outside its layers;
+// the embedding is shared by the first stage and the MTP modules of the last) divided by dp*ep, so every rank
+// holds the full averaged gradient and ZeRO-1 shards the optimizer over all ranks.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +36,7 @@
 #include "dist/layout.hpp"
 #include "dist/mpi_process_group.hpp"
 #include "dist/mpi_runtime.hpp"
+#include "dist/pipeline.hpp"
 #include "dist/watchdog.hpp"
 #include "dist/zero_shards.hpp"
 #include "model/config.hpp"
@@ -52,6 +60,7 @@ struct Opts {
   double lr = 3e-4, clip = 1.0;
   std::string optimizer = "adamw";
   int dp = 1, ep = 1, pp = 1;
+  int64_t micro_batches = 1;  // micro-batches per step (gradient accumulation; the pipeline's 1F1B units)
   bool no_overlap = false, no_zero = false;
   double bucket_mb = 16;
   std::string metrics;
@@ -81,19 +90,19 @@ int run(const Opts& o) {
   trex::dist::MpiRuntime mpi(nullptr, nullptr);
   const trex::dist::Layout layout{o.dp, o.ep, o.pp};
   trex::dist::validate_layout(layout, mpi.world_size());
-  if (o.pp != 1)
-    throw trex::Error(fmt::format("layout {}: pipeline parallelism (--pp > 1) is not implemented yet",
-                                  layout.str()));
   const int data_ranks = o.dp * o.ep;  // ranks that take different rows of the batch
-  if (o.global_batch % data_ranks != 0)
-    throw trex::Error(fmt::format("--global-batch {} is not divisible by dp*ep = {}", o.global_batch, data_ranks));
+  const int world = layout.world();
+  if (o.micro_batches < 1) throw trex::Error("--micro-batches must be >= 1");
+  if (o.global_batch % (o.micro_batches * data_ranks) != 0)
+    throw trex::Error(fmt::format("--global-batch {} is not divisible by micro-batches * dp * ep = {} * {}",
+                                  o.global_batch, o.micro_batches, data_ranks));
   if (o.resume && o.out.empty()) throw trex::Error("--resume needs --out (the folder holding latest)");
   if (o.steps < 1 || o.seq_len < 2) throw trex::Error("--steps must be >= 1 and --seq-len >= 2");
   if (o.fault != "" && o.fault != "die" && o.fault != "hang")
     throw trex::Error("--fault must be die or hang (got '" + o.fault + "')");
 
   trex::dist::Watchdog watchdog(o.watchdog_s);
-  trex::dist::MpiProcessGroup dp_group(MPI_COMM_WORLD);  // all data ranks (pp = 1: the world)
+  trex::dist::MpiProcessGroup dp_group(MPI_COMM_WORLD);  // the world: gradients, losses, routing statistics
   const int rank = dp_group.rank();
   const auto coords = trex::dist::coords_of(layout, rank);
   MPI_Comm ep_comm = MPI_COMM_NULL;  // ranks sharing the dp index: one expert group
@@ -102,6 +111,10 @@ int run(const Opts& o) {
   trex::dist::MpiProcessGroup ep_group(ep_comm);
   MPI_Comm_free(&ep_comm);
   ep_group.set_overlap(!o.no_overlap);
+  MPI_Comm pp_comm = MPI_COMM_NULL;  // the stages of this rank's pipeline, in stage order
+  trex::dist::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, coords.dp * o.ep + coords.ep, coords.pp, &pp_comm),
+                        "Comm_split");
+  const int data_index = rank % data_ranks;  // = coords.dp * ep + coords.ep: which rows this rank takes
   const auto cfg = trex::model::load_model_config(o.config);
   if (cfg.n_routed_experts % o.ep != 0)
     throw trex::Error(fmt::format("--ep {} does not divide the {} routed experts of {}", o.ep,
@@ -112,13 +125,19 @@ int run(const Opts& o) {
   else
     model.set_expert_group(&trex::model::single_process_group());  // every rank computes every expert
   model.init(o.seed);
+  trex::dist::Pipeline pipeline(pp_comm, model, trex::dist::plan_stages(cfg, o.seq_len, o.pp));
+  MPI_Comm_free(&pp_comm);
+  if (rank == 0 && o.pp > 1)
+    std::fprintf(stderr, "trex dist-train: %d pipeline stages, 1F1B over %lld micro-batches: %s\n", o.pp,
+                 (long long)o.micro_batches, pipeline.plan().str().c_str());
 
   // ZeRO-1: this rank's optimizer covers its shard only (offsets rebased to the shard start).
-  const auto shards = o.no_zero ? trex::dist::ShardPlan{std::vector<int64_t>(size_t(data_ranks), 0),
-                                                       std::vector<int64_t>(size_t(data_ranks),
+  // (Every rank holds the full averaged gradient, pipeline stages included: the shards span the world.)
+  const auto shards = o.no_zero ? trex::dist::ShardPlan{std::vector<int64_t>(size_t(world), 0),
+                                                       std::vector<int64_t>(size_t(world),
                                                                             int64_t(model.params().size()))}
                                 : trex::dist::plan_zero_shards(model.param_table(), int64_t(model.params().size()),
-                                                               data_ranks);
+                                                               world);
   const int64_t sb = shards.begin[size_t(rank)], sc = shards.count[size_t(rank)];
   std::vector<trex::train::TensorSlot> slots;
   std::vector<std::pair<int64_t, int64_t>> trainable;
@@ -176,15 +195,17 @@ int run(const Opts& o) {
       w.v = full_v;
       w.state = {{"step", step}, {"optimizer_steps", optimizer.steps()}, {"layout", layout.str()},
                  {"run", {{"config", o.config}, {"seed", o.seed}, {"global_batch", o.global_batch},
-                          {"seq_len", o.seq_len}, {"steps", o.steps}}}};
+                          {"seq_len", o.seq_len}, {"steps", o.steps},
+                          {"micro_batches", o.micro_batches}}}};
       last_ckpt = trex::train::write_checkpoint(o.out, step, w, 2);
     }
     dp_group.barrier();  // nobody runs ahead (or dies) while rank 0 may still be writing
   };
 
-  trex::dist::GradSync sync(dp_group, model, !o.no_overlap, int64_t(o.bucket_mb * 262144.0));
-  const int64_t local_b = o.global_batch / data_ranks;
-  std::vector<int32_t> tokens(size_t(local_b * o.seq_len));
+  trex::dist::GradSync sync(dp_group, model, !o.no_overlap, int64_t(o.bucket_mb * 262144.0), data_ranks);
+  const int64_t mb_rows = o.global_batch / o.micro_batches, local_b = mb_rows / data_ranks;
+  std::vector<std::vector<int32_t>> tokens(size_t(o.micro_batches), std::vector<int32_t>(size_t(local_b * o.seq_len)));
+  std::vector<trex::model::Batch> micro(size_t(o.micro_batches));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> metrics(nullptr, &std::fclose);
   if (rank == 0 && !o.metrics.empty()) {
     trex::write_file_atomic(o.metrics, "");
@@ -193,7 +214,7 @@ int run(const Opts& o) {
   }
   auto params = model.params();
   auto grads = model.grads();
-  double sum_compute = 0, sum_comm = 0, sum_step = 0;
+  double sum_compute = 0, sum_comm = 0, sum_bubble = 0, sum_step = 0;
   double first_loss = 0, last_loss = 0;
   if (!o.out.empty() && rank == 0) {
     std::filesystem::create_directories(o.out);
@@ -209,21 +230,26 @@ int run(const Opts& o) {
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     }
     trex::Timer step_timer;
-    for (int64_t b = 0; b < local_b; ++b)
-      make_row(o, cfg.vocab_size, step, rank * local_b + b, tokens.data() + b * o.seq_len);
+    for (int64_t a = 0; a < o.micro_batches; ++a) {
+      auto& tk = tokens[size_t(a)];
+      for (int64_t b = 0; b < local_b; ++b)
+        make_row(o, cfg.vocab_size, step, a * mb_rows + data_index * local_b + b, tk.data() + b * o.seq_len);
+      micro[size_t(a)] = {local_b, o.seq_len, tk.data(), nullptr, nullptr};
+    }
     model.zero_grad();
-    sync.arm();
     watchdog.beat("forward_backward");
-    trex::Timer fb_timer;
-    const trex::model::Losses l = model.forward_backward({local_b, o.seq_len, tokens.data(), nullptr, nullptr});
-    const double fb = fb_timer.seconds();
+    const trex::model::Losses l =
+        pipeline.run(micro, [&] { sync.arm(); }, [&](const char* phase) { watchdog.beat(phase); });
     watchdog.beat("gradient all-reduce");
     const auto st = sync.finish();
+    if (o.micro_batches > 1)
+      for (float& g : grads) g *= float(1.0 / double(o.micro_batches));
     trex::Timer comm_timer;
-    std::vector<double> red = {l.total, l.ce};
+    std::vector<double> red = {l.total, l.ce};  // each stage's share (CE on the last), summed over the world
     dp_group.all_reduce_sum(red);
     for (double& x : red) x /= double(data_ranks);
     const double ep_wait = ep_group.take_wait_seconds();  // dispatch/combine time the shared expert did not hide
+    const double bubble = pipeline.stats().bubble_seconds;
     double comm = comm_timer.seconds() + st.exposed_seconds + ep_wait;
 
     double sq = 0;
@@ -237,24 +263,23 @@ int run(const Opts& o) {
       for (float& g : grads) g *= s;
     }
     watchdog.beat("optimizer");
-    trex::Timer opt_timer;
     const double lr = trex::train::lr_at(step - 1, o.steps / 10, o.steps, o.lr, o.lr / 10);
     optimizer.step(params.subspan(size_t(sb), size_t(sc)), grads.subspan(size_t(sb), size_t(sc)), lr);
-    const double opt_s = opt_timer.seconds();
     trex::Timer gather_timer;
     if (!o.no_zero) dp_group.all_gather_ranges(params, shards.begin, shards.count);
     model.update_gate_bias();  // loads summed over the data-parallel group inside
     comm += gather_timer.seconds();
     const double dt = step_timer.seconds();
-    const double compute = fb - st.exposed_seconds - ep_wait + opt_s;
-    if (step > first_step) sum_compute += compute, sum_comm += comm, sum_step += dt;
+    const double compute = dt - comm - bubble;  // forward, backward, optimizer: the rest of the step
+    if (step > first_step) sum_compute += compute, sum_comm += comm, sum_bubble += bubble, sum_step += dt;
     if (step == first_step) first_loss = red[0];
     last_loss = red[0];
     if (metrics) {
       nlohmann::json rec = {{"step", step}, {"loss", red[0]}, {"lm_loss", red[1]}, {"grad_norm", gnorm},
                             {"lr", lr}, {"layout", layout.str()}, {"step_seconds", dt},
                             {"compute_seconds", compute}, {"comm_exposed_seconds", comm},
-                            {"bubble_seconds", 0.0}, {"buckets", st.buckets}, {"mpi_tests", st.tests}};
+                            {"bubble_seconds", bubble}, {"buckets", st.buckets}, {"mpi_tests", st.tests},
+                            {"pipeline_messages", pipeline.stats().messages}};
       std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
       std::fflush(metrics.get());
     }
@@ -272,7 +297,10 @@ int run(const Opts& o) {
                                         o.steps > first_step ? sum_step / double(o.steps - first_step) : 0},
                                        {"compute_seconds", sum_compute},
                                        {"comm_exposed_seconds", sum_comm},
-                                       {"comm_exposed_share", share}}
+                                       {"comm_exposed_share", share},
+                                       {"bubble_seconds", sum_bubble},
+                                       {"bubble_share", sum_step > 0 ? sum_bubble / sum_step : 0.0},
+                                       {"stages", pipeline.plan().str()}}
                               .dump()
                               .c_str());
   }
@@ -280,7 +308,7 @@ int run(const Opts& o) {
 }
 
 trex::cli::CommandRegistrar reg(
-    "dist-train", "Data/expert-parallel training on synthetic batches under MPI (equivalence/fault/bench harness)",
+    "dist-train", "Data/expert/pipeline-parallel training on synthetic batches under MPI (equivalence/fault/bench harness)",
     [](CLI::App& sub) -> trex::cli::Action {
       auto o = std::make_shared<Opts>();
       sub.add_option("--config", o->config, "Preset or config.json (default tiny)");
@@ -293,7 +321,9 @@ trex::cli::CommandRegistrar reg(
       sub.add_option("--optimizer", o->optimizer, "adamw | muon");
       sub.add_option("--dp", o->dp, "Data-parallel ranks");
       sub.add_option("--ep", o->ep, "Expert-parallel ranks (divides the routed experts)");
-      sub.add_option("--pp", o->pp, "Pipeline stages (must be 1 for now)");
+      sub.add_option("--pp", o->pp, "Pipeline stages (layers split by per-layer FLOPs, 1F1B schedule)");
+      sub.add_option("--micro-batches", o->micro_batches,
+                     "Micro-batches per step (gradient accumulation; the pipeline's scheduling unit)");
       sub.add_flag("--no-overlap", o->no_overlap,
                    "Blocking all-reduce after backward and expert exchanges completed at once (reference path)");
       sub.add_flag("--no-zero", o->no_zero, "Every rank updates all parameters (no ZeRO-1 sharding)");

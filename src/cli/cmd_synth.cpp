@@ -14,7 +14,7 @@ struct Opts {
   trex::ordata::SynthOptions synth;
   std::string out;
   std::vector<std::string> mix;
-  bool no_progress = false, json = false;
+  bool no_progress = false, json = false, code_solve_always = false;
   std::string llm_cache;
   std::string test_task = "lp_structure";
 };
@@ -22,6 +22,7 @@ struct Opts {
 int run(Opts& o) {
   o.synth.out = o.out;
   o.synth.progress = !o.no_progress;
+  o.synth.code_reuse_verified_solve = !o.code_solve_always;
   if (!o.llm_cache.empty()) o.synth.llm.cache_dir = o.llm_cache;
   for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
   if (!trex::ordata::parse(o.test_task, o.synth.test_task))
@@ -33,12 +34,16 @@ int run(Opts& o) {
   }
   if (o.json) {
     trex::Json j = {{"sft", sum.sft}, {"cpt", sum.cpt}, {"test", sum.test}, {"candidates", sum.candidates},
-                    {"resumed_chunks", sum.resumed_chunks}, {"rejections", sum.rejections}, {"seconds", sum.seconds}};
+                    {"resumed_chunks", sum.resumed_chunks}, {"rejections", sum.rejections}, {"seconds", sum.seconds},
+                    {"code_answers", sum.code_answers}, {"code_answers_run", sum.code_answers_run}};
     if (o.synth.llm.enabled()) j["llm"] = {{"paraphrased", sum.paraphrased}, {"template_fallbacks", sum.llm_rejections}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s\n", fmt::format("synth: {} SFT samples, {} CPT documents, {} test items from {} candidates in {:.1f} s -> {}",
                                     sum.sft, sum.cpt, sum.test, sum.candidates, sum.seconds, o.out)
+                            .c_str());
+    std::printf("%s\n", fmt::format("synth: {} of {} code answers run through the gurobipy layer reproduced the verified objective",
+                                    sum.code_answers_run, sum.code_answers)
                             .c_str());
     if (o.synth.llm.enabled()) {
       int64_t fallbacks = 0;
@@ -70,6 +75,14 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                   sub.add_option("--chunk-size", o->synth.chunk_size, "Candidates per checkpoint chunk")->capture_default_str();
                                   sub.add_option("--interrupt-after-chunks", o->synth.interrupt_after_chunks,
                                                  "Testing aid: stop resumably after writing N chunk checkpoints");
+                                  sub.add_option("--code-time-limit", o->synth.code_time_limit,
+                                                 "Wall-clock limit in seconds of one code answer run through the gurobipy layer")
+                                      ->capture_default_str();
+                                  sub.add_flag("--code-solve-always", o->code_solve_always,
+                                               "Solve every code answer's model with CBC, also when it is the verified model "
+                                               "(reference path; same outputs, slower)");
+                                  sub.add_option("--corrupt-code-every", o->synth.corrupt_code_every,
+                                                 "Testing aid: give every N-th candidate a wrong code answer (the check must reject it)");
                                   sub.add_option("--llm-base-url", o->synth.llm.base_url,
                                                  "Paraphrase statements through this OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1)");
                                   sub.add_option("--llm-model", o->synth.llm.model, "Model name sent to the LLM endpoint")->capture_default_str();

@@ -43,7 +43,7 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
   sub.add_option("--spike-window", o->spike_window, "Steps in the spike guard's running window");
   sub.add_option("--dp", o->dp, "Data-parallel ranks (mpirun -np dp*ep*pp trex train ...)");
   sub.add_option("--ep", o->ep, "Expert-parallel ranks (split the routed experts)");
-  sub.add_option("--pp", o->pp, "Pipeline stages (not implemented yet: must be 1)");
+  sub.add_option("--pp", o->pp, "Pipeline stages (layers split by FLOPs; 1F1B over the --grad-accum micro-batches)");
   sub.add_option("--watchdog", o->watchdog_s, "Distributed: abort after this many seconds without progress");
   sub.add_flag("--json", o->json, "Print the final summary as JSON");
   sub.add_flag("--quiet", *quiet, "No progress line");

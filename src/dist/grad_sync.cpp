@@ -52,8 +52,9 @@ std::vector<GradBucket> plan_grad_buckets(const std::vector<model::ParamInfo>& t
   return out;
 }
 
-GradSync::GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats)
-    : pg_(pg), model_(model), overlap_(overlap) {
+GradSync::GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats,
+                   int average_over)
+    : pg_(pg), model_(model), overlap_(overlap), average_over_(average_over > 0 ? average_over : pg.size()) {
   buckets_ = plan_grad_buckets(model.param_table(), model.config().num_hidden_layers,
                                int64_t(model.grads().size()), max_bucket_floats);
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
@@ -115,7 +116,7 @@ GradSyncStats GradSync::finish() {
         ++stats_.buckets;
       }
     }
-    const float inv = 1.0f / float(pg_.size());
+    const float inv = 1.0f / float(average_over_);
     for (float& x : model_.grads()) x *= inv;
   }
   armed_ = false;

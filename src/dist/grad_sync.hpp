@@ -35,14 +35,18 @@ struct GradSyncStats {
 
 class GradSync {
  public:
-  GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats = kMaxMessageFloats);
+  // average_over: the sum is divided by this (0: the group size). Under pipeline parallelism the group is the
+  // whole world (each stage contributes its layers' gradients, zeros elsewhere) but only dp*ep ranks see
+  // different data: the sum over the world divided by dp*ep is the data-parallel mean of every tensor.
+  GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats = kMaxMessageFloats,
+           int average_over = 0);
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;
 
   // Arms the backward hook for the next forward_backward (call it before the LAST micro-batch of a step).
   void arm();
-  // Completes every bucket's all-reduce and divides by the group size. Returns this step's stats.
+  // Completes every bucket's all-reduce and divides by average_over. Returns this step's stats.
   GradSyncStats finish();
   const std::vector<GradBucket>& buckets() const { return buckets_; }
 
@@ -54,6 +58,7 @@ class GradSync {
   MpiProcessGroup& pg_;
   model::Model& model_;
   bool overlap_;
+  int average_over_;
   std::vector<GradBucket> buckets_;
   std::vector<MPI_Request> requests_;
   size_t next_ = 0;  // first bucket not started

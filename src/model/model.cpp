@@ -129,25 +129,44 @@ struct MtpSaved {
   std::vector<int32_t> doc;  // [B*Tm]
 };
 
-struct Model::Impl {
-  std::vector<BlockOff> blocks;
-  std::vector<int64_t> ratios;  // distinct non-zero ratios
-  nn::RopeTable rope_a, rope_b;
-  int64_t rope_len = 0;
+// One micro-batch's activations (a slot). forward_backward and forward use slot 0; pipeline stages keep one slot
+// per micro-batch in flight (1F1B), each with its own arena, geometry and saved tensors.
+struct Acts {
   nn::Arena arena;
   Seq seq;
   std::vector<Seq> mseq;
   std::vector<BlockSaved> saved;
   std::vector<MtpSaved> mtp;
+  HcSaved head_saved;
+  Batch bt;
+  int64_t first = 0, last = 0;  // layer range of the last forward
+  bool training = false, backward_pending = false;
+  float *X0 = nullptr, *h = nullptr, *hn = nullptr, *hn_rstd = nullptr, *logits = nullptr, *dlogits = nullptr;
+  const float* Xout = nullptr;  // streams leaving layer last-1
+  int32_t* tgt = nullptr;
+  int64_t ce_count = 0;
+  std::vector<float*> dml;
+  double idx_loss = 0, bal_loss = 0;
+};
+
+struct Model::Impl {
+  std::vector<BlockOff> blocks;
+  std::vector<int64_t> ratios;  // distinct non-zero ratios
+  nn::RopeTable rope_a, rope_b;
+  int64_t rope_len = 0;
+  std::vector<std::unique_ptr<Acts>> acts;  // slots (created on first use)
+  std::vector<std::vector<int64_t>> load;   // per MoE block: expert loads of its most recent forward (after
+                                            // update_gate_bias: summed over the process group)
+  std::vector<std::vector<int64_t>> local_load;  // the same, this rank's own (zeros for blocks it never runs)
   std::vector<MtpOff> mtp_off;
   int64_t embed, head, norm;
   HcOff hc_head;
-  HcSaved head_saved;
-  float *X0 = nullptr, *h = nullptr, *hn = nullptr, *hn_rstd = nullptr, *logits = nullptr;
-  int32_t* tgt = nullptr;
-  int64_t ce_count = 0;
-  const int32_t* tokens = nullptr;
-  double idx_loss = 0, bal_loss = 0;
+  Acts& slot(int i) {
+    if (i < 0 || i > 4096) throw Error("model: activation slot " + std::to_string(i) + " out of range");
+    if (size_t(i) >= acts.size()) acts.resize(size_t(i) + 1);
+    if (!acts[size_t(i)]) acts[size_t(i)] = std::make_unique<Acts>();
+    return *acts[size_t(i)];
+  }
 };
 
 Model::Model(const ModelConfig& cfg, ProcessGroup* pg)
@@ -169,9 +188,10 @@ Model::Model(const ModelConfig& cfg, ProcessGroup* pg)
   I.norm = store_.info("norm.weight").offset;
   I.hc_head = {store_.info("hc_head_fn").offset, store_.info("hc_head_base").offset,
                store_.info("hc_head_scale").offset};
-  I.saved.resize(I.blocks.size());
-  I.mtp.resize(size_t(cfg_.num_nextn_predict_layers));
-  I.mseq.resize(size_t(cfg_.num_nextn_predict_layers));
+  // Every block reports E loads (zeros until it runs): under pipeline parallelism a stage never runs the other
+  // stages' blocks, and the loads are summed over all ranks in update_gate_bias.
+  I.load.assign(I.blocks.size(), std::vector<int64_t>(size_t(cfg_.n_routed_experts), 0));
+  I.local_load = I.load;
 }
 
 Model::~Model() = default;
@@ -324,9 +344,23 @@ int64_t count_targets(const Batch& bt, int64_t shift, int64_t Tm) {
   return count;
 }
 
-static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& st, ProcessGroup& pg,
-                  const Batch& bt, bool training) {
+namespace {
+
+Ctx make_ctx(Model& m, Acts& A, const ModelConfig& cfg, ParamStore& st, Model::Impl& I, bool training) {
+  return Ctx{cfg, st.params().data(), st.grads().data(), A.arena, m.expert_group(), training, omp_get_max_threads(),
+             I.rope_a, I.rope_b};
+}
+
+// Forward of layers [l0, l1) for one slot. l0 == 0: embedding of the tokens; else Xin (copied) enters layer l0.
+// l1 == L: the head, the cross-entropy and the MTP modules run too. Losses: this range's share.
+Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, ParamStore& st, const Batch& bt,
+                     int64_t l0, int64_t l1, const float* Xin, bool training) {
   if (bt.B <= 0 || bt.T <= 0 || !bt.tokens) throw Error("model: empty batch");
+  const int64_t Lm = cfg.num_hidden_layers;
+  if (l0 < 0 || l1 > Lm || l0 >= l1) throw Error("model: layer range [" + std::to_string(l0) + ", " +
+                                                   std::to_string(l1) + ") is not a non-empty part of 0.." +
+                                                   std::to_string(Lm));
+  if (l0 > 0 && !Xin) throw Error("model: a stage that does not start at layer 0 needs its input streams");
   const int64_t B = bt.B, T = bt.T, N = B * T, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
   for (int64_t i = 0; i < N; ++i)
     if (bt.tokens[i] < 0 || bt.tokens[i] >= V)
@@ -340,53 +374,68 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
                                    cfg.rope_scaling.beta_fast, cfg.rope_scaling.beta_slow);
     I.rope_len = len;
   }
-  I.arena.reset();
-  const int nthreads = omp_get_max_threads();
-  (void)pg;
-  Ctx c{cfg, st.params().data(), st.grads().data(), I.arena, m.expert_group(), training, nthreads, I.rope_a,
-        I.rope_b};
-  I.seq.build(B, T, bt.doc_ids, I.ratios);
-  I.tokens = bt.tokens;
-  I.idx_loss = 0;
-  I.bal_loss = 0;
+  A.arena.reset();
+  A.saved.resize(I.blocks.size());
+  A.mtp.resize(size_t(cfg.num_nextn_predict_layers));
+  A.mseq.resize(size_t(cfg.num_nextn_predict_layers));
+  A.bt = bt;
+  A.first = l0;
+  A.last = l1;
+  A.training = training;
+  A.backward_pending = training;
+  Ctx c = make_ctx(m, A, cfg, st, I, training);
+  A.seq.build(B, T, bt.doc_ids, I.ratios);
+  A.idx_loss = 0;
+  A.bal_loss = 0;
   Losses L;
-  // embedding: every stream starts as the token's embedding
-  I.X0 = I.arena.floats(N * n * d);
+  A.X0 = A.arena.floats(N * n * d);
+  if (l0 == 0) {
+    // embedding: every stream starts as the token's embedding
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t k = 0; k < n; ++k)
-      std::memcpy(I.X0 + (i * n + k) * d, c.p(I.embed) + int64_t(bt.tokens[i]) * d, size_t(d) * 4);
-  const float* X = I.X0;
-  const int64_t Lm = cfg.num_hidden_layers;
-  for (int64_t l = 0; l < Lm; ++l) {
-    I.bal_loss += block_forward(c, I.seq, I.blocks[size_t(l)], X, bt.tokens, I.saved[size_t(l)], &I.idx_loss);
-    X = I.saved[size_t(l)].Xout;
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t k = 0; k < n; ++k)
+        std::memcpy(A.X0 + (i * n + k) * d, c.p(I.embed) + int64_t(bt.tokens[i]) * d, size_t(d) * 4);
+  } else {
+    std::memcpy(A.X0, Xin, size_t(N * n * d) * 4);
+  }
+  const float* X = A.X0;
+  for (int64_t l = l0; l < l1; ++l) {
+    A.bal_loss += block_forward(c, A.seq, I.blocks[size_t(l)], X, bt.tokens, A.saved[size_t(l)], &A.idx_loss);
+    I.load[size_t(l)] = I.local_load[size_t(l)] = A.saved[size_t(l)].moe.load;
+    X = A.saved[size_t(l)].Xout;
+  }
+  A.Xout = X;
+  if (l1 < Lm) {
+    L.balance = A.bal_loss;
+    L.indexer = A.idx_loss;
+    L.total = L.balance + L.indexer;
+    return L;
   }
   const float eps = float(cfg.rms_norm_eps);
-  I.h = I.arena.floats(N * d);
-  hc_head_forward(c, X, N, I.hc_head, I.head_saved, I.h);
-  I.hn = I.arena.floats(N * d);
-  I.hn_rstd = I.arena.floats(N);
-  nn::rmsnorm_forward(I.h, c.p(I.norm), I.hn, I.hn_rstd, N, d, eps);
-  I.logits = I.arena.floats(N * V);
-  nn::linear(I.hn, c.p(I.head), I.logits, N, V, d);
-  I.tgt = I.arena.ints(N);
-  I.ce_count = make_targets(bt, 1, T, I.tgt);
-  L.ce_count = I.ce_count;
-  float* dlogits = training ? I.arena.floats(N * V) : I.arena.floats(N * V);
-  L.ce = nn::softmax_xent(I.logits, I.tgt, dlogits, N, V,
-                          !I.ce_count ? 0.0f : bt.ce_denominator > 0 ? float(1.0 / bt.ce_denominator)
-                                                                     : 1.0f / float(I.ce_count));
+  A.h = A.arena.floats(N * d);
+  hc_head_forward(c, X, N, I.hc_head, A.head_saved, A.h);
+  A.hn = A.arena.floats(N * d);
+  A.hn_rstd = A.arena.floats(N);
+  nn::rmsnorm_forward(A.h, c.p(I.norm), A.hn, A.hn_rstd, N, d, eps);
+  A.logits = A.arena.floats(N * V);
+  nn::linear(A.hn, c.p(I.head), A.logits, N, V, d);
+  A.tgt = A.arena.ints(N);
+  A.ce_count = make_targets(bt, 1, T, A.tgt);
+  L.ce_count = A.ce_count;
+  A.dlogits = A.arena.floats(N * V);
+  L.ce = nn::softmax_xent(A.logits, A.tgt, A.dlogits, N, V,
+                          !A.ce_count ? 0.0f : bt.ce_denominator > 0 ? float(1.0 / bt.ce_denominator)
+                                                                     : 1.0f / float(A.ce_count));
 
   // MTP modules (§8, §16.3)
   const int64_t n_mtp = cfg.num_nextn_predict_layers;
   const float* Xprev = X;
   int64_t Tprev = T;
   double mtp_sum = 0;
-  std::vector<float*> dml(size_t(n_mtp), nullptr);
-  for (auto& ms : I.mtp) ms.Tm = 0;  // modules beyond a too-short batch stay empty
+  A.dml.assign(size_t(n_mtp), nullptr);
+  for (auto& ms : A.mtp) ms.Tm = 0;  // modules beyond a too-short batch stay empty
   for (int64_t i = 0; i < n_mtp; ++i) {
-    MtpSaved& ms = I.mtp[size_t(i)];
+    MtpSaved& ms = A.mtp[size_t(i)];
     const MtpOff& mo = I.mtp_off[size_t(i)];
     const int64_t Tm = Tprev - 1;
     ms.Tm = Tm;
@@ -395,154 +444,197 @@ static Losses run(Model& m, Model::Impl& I, const ModelConfig& cfg, ParamStore& 
     ms.doc.resize(size_t(Nm));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t t = 0; t < Tm; ++t) ms.doc[size_t(b * Tm + t)] = bt.doc_ids ? bt.doc_ids[b * T + t] : 0;
-    Seq& sq = I.mseq[size_t(i)];
+    Seq& sq = A.mseq[size_t(i)];
     sq.build(B, Tm, ms.doc.data(), I.ratios);
-    ms.Xin = I.arena.floats(Nm * n * d);
+    ms.Xin = A.arena.floats(Nm * n * d);
     for (int64_t b = 0; b < B; ++b)
       std::memcpy(ms.Xin + b * Tm * n * d, Xprev + b * Tprev * n * d, size_t(Tm * n * d) * 4);
-    ms.hn = I.arena.floats(Nm * n * d);
-    ms.hn_rstd = I.arena.floats(Nm * n);
+    ms.hn = A.arena.floats(Nm * n * d);
+    ms.hn_rstd = A.arena.floats(Nm * n);
     nn::rmsnorm_forward(ms.Xin, c.p(mo.hnorm), ms.hn, ms.hn_rstd, Nm * n, d, eps);
-    ms.e = I.arena.floats(Nm * d);
+    ms.e = A.arena.floats(Nm * d);
     for (int64_t b = 0; b < B; ++b)
       for (int64_t t = 0; t < Tm; ++t)
         std::memcpy(ms.e + (b * Tm + t) * d, c.p(I.embed) + int64_t(bt.tokens[b * T + t + i + 1]) * d, size_t(d) * 4);
-    ms.en = I.arena.floats(Nm * d);
-    ms.en_rstd = I.arena.floats(Nm);
+    ms.en = A.arena.floats(Nm * d);
+    ms.en_rstd = A.arena.floats(Nm);
     nn::rmsnorm_forward(ms.e, c.p(mo.enorm), ms.en, ms.en_rstd, Nm, d, eps);
-    float* ep = I.arena.floats(Nm * d);
+    float* ep = A.arena.floats(Nm * d);
     nn::linear(ms.en, c.p(mo.e_proj), ep, Nm, d, d);
-    ms.Xm = I.arena.floats(Nm * n * d);
+    ms.Xm = A.arena.floats(Nm * n * d);
     nn::linear(ms.hn, c.p(mo.h_proj), ms.Xm, Nm * n, d, d);
     for (int64_t r = 0; r < Nm; ++r)
       for (int64_t k = 0; k < n; ++k)
         for (int64_t j = 0; j < d; ++j) ms.Xm[(r * n + k) * d + j] += ep[r * d + j];
     const size_t bi = size_t(Lm + i);
-    I.bal_loss += block_forward(c, sq, I.blocks[bi], ms.Xm, nullptr, I.saved[bi], &I.idx_loss);
-    ms.h = I.arena.floats(Nm * d);
-    hc_head_forward(c, I.saved[bi].Xout, Nm, mo.hc_head, ms.head, ms.h);
-    ms.fn = I.arena.floats(Nm * d);
-    ms.fn_rstd = I.arena.floats(Nm);
+    A.bal_loss += block_forward(c, sq, I.blocks[bi], ms.Xm, nullptr, A.saved[bi], &A.idx_loss);
+    I.load[bi] = I.local_load[bi] = A.saved[bi].moe.load;
+    ms.h = A.arena.floats(Nm * d);
+    hc_head_forward(c, A.saved[bi].Xout, Nm, mo.hc_head, ms.head, ms.h);
+    ms.fn = A.arena.floats(Nm * d);
+    ms.fn_rstd = A.arena.floats(Nm);
     nn::rmsnorm_forward(ms.h, c.p(mo.norm), ms.fn, ms.fn_rstd, Nm, d, eps);
-    ms.logits = I.arena.floats(Nm * V);
+    ms.logits = A.arena.floats(Nm * V);
     nn::linear(ms.fn, c.p(I.head), ms.logits, Nm, V, d);
-    ms.tgt = I.arena.ints(Nm);
+    ms.tgt = A.arena.ints(Nm);
     ms.count = make_targets(bt, i + 2, Tm, ms.tgt);
     L.mtp_count += ms.count;
-    dml[size_t(i)] = I.arena.floats(Nm * V);
+    A.dml[size_t(i)] = A.arena.floats(Nm * V);
     const double mtp_den = bt.mtp_denominator > 0 ? bt.mtp_denominator : double(ms.count);
     const float scale = ms.count ? float(cfg.mtp_loss_weight / double(n_mtp) / mtp_den) : 0.0f;
-    const double lsum = nn::softmax_xent(ms.logits, ms.tgt, dml[size_t(i)], Nm, V, scale);
+    const double lsum = nn::softmax_xent(ms.logits, ms.tgt, A.dml[size_t(i)], Nm, V, scale);
     mtp_sum += ms.count ? lsum / (cfg.mtp_loss_weight / double(n_mtp)) : 0.0;
-    Xprev = I.saved[bi].Xout;
+    Xprev = A.saved[bi].Xout;
     Tprev = Tm;
   }
   L.mtp = n_mtp ? mtp_sum / double(n_mtp) : 0.0;
-  L.balance = I.bal_loss;
-  L.indexer = I.idx_loss;
+  L.balance = A.bal_loss;
+  L.indexer = A.idx_loss;
   L.total = L.ce + cfg.mtp_loss_weight * L.mtp + L.balance + L.indexer;
-  if (!training) return L;
+  return L;
+}
 
-  // ---------------------------------------------------------------- backward
-  float* dXL = I.arena.zeros(N * n * d);  // gradient wrt the final residual X (main head + MTP inputs)
-  // Chained MTP (§8): module i reads the block output of module i-1 (module 0: X), so the backward runs from
-  // the last module down, each adding its input gradient to the output gradient of the module before it.
-  std::vector<float*> dXout(size_t(n_mtp), nullptr);  // gradient wrt each module's block output
-  for (int64_t i = 0; i < n_mtp; ++i)
-    if (I.mtp[size_t(i)].Tm > 0) dXout[size_t(i)] = I.arena.zeros(B * I.mtp[size_t(i)].Tm * n * d);
-  for (int64_t i = n_mtp - 1; i >= 0; --i) {
-    MtpSaved& ms = I.mtp[size_t(i)];
-    const MtpOff& mo = I.mtp_off[size_t(i)];
-    const int64_t Tm = ms.Tm;
-    if (Tm <= 0) continue;
-    const int64_t Nm = B * Tm;
-    const size_t bi = size_t(Lm + i);
-    float* dfn = I.arena.floats(Nm * d);
-    nn::linear_backward(ms.fn, c.p(I.head), dml[size_t(i)], dfn, c.g(I.head), Nm, V, d);
-    float* dh = I.arena.floats(Nm * d);
-    nn::rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false);
-    float* dXo = dXout[size_t(i)];
-    hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
-    float* dXm = I.arena.zeros(Nm * n * d);
-    {
-      const auto mark = I.arena.mark();  // the block's backward scratch is released right after
-      block_backward(c, I.mseq[size_t(i)], I.blocks[bi], ms.Xm, I.saved[bi], dXo, dXm);
-      I.arena.release(mark);
-    }
-    if (m.backward_hook()) m.backward_hook()(int64_t(bi));
-    float* dhn = I.arena.floats(Nm * n * d);
-    nn::linear_backward(ms.hn, c.p(mo.h_proj), dXm, dhn, c.g(mo.h_proj), Nm * n, d, d);
-    float* dXin = I.arena.floats(Nm * n * d);
-    nn::rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false);
-    float* dprev = i == 0 ? dXL : dXout[size_t(i - 1)];  // gradient wrt this module's input rows
-    const int64_t Tprev_i = i == 0 ? T : I.mtp[size_t(i - 1)].Tm;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t j = 0; j < Tm * n * d; ++j) dprev[b * Tprev_i * n * d + j] += dXin[b * Tm * n * d + j];
-    float* dep = I.arena.zeros(Nm * d);
-    for (int64_t r = 0; r < Nm; ++r)
-      for (int64_t k = 0; k < n; ++k)
-        for (int64_t j = 0; j < d; ++j) dep[r * d + j] += dXm[(r * n + k) * d + j];
-    float* den = I.arena.floats(Nm * d);
-    nn::linear_backward(ms.en, c.p(mo.e_proj), dep, den, c.g(mo.e_proj), Nm, d, d);
-    float* de = I.arena.floats(Nm * d);
-    nn::rmsnorm_backward(ms.e, c.p(mo.enorm), ms.en_rstd, den, de, c.g(mo.enorm), Nm, d, false);
-    float* gE = c.g(I.embed);
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < Tm; ++t) {
-        float* g = gE + int64_t(bt.tokens[b * T + t + i + 1]) * d;
-        const float* s = de + (b * Tm + t) * d;
-        for (int64_t j = 0; j < d; ++j) g[j] += s[j];
+// Backward of the slot's range. dXout: gradient wrt the streams leaving layer last-1 (ignored when the range
+// ends with the head). Returns the gradient wrt the range's input streams, or nullptr when the range starts
+// at layer 0 (it went into the embedding).
+const float* backward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, ParamStore& st,
+                            const float* dXout_stage) {
+  if (!A.backward_pending) throw Error("model: backward without a training forward in this slot");
+  A.backward_pending = false;
+  Ctx c = make_ctx(m, A, cfg, st, I, true);
+  const Batch& bt = A.bt;
+  const int64_t B = bt.B, T = bt.T, N = B * T, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+  const int64_t Lm = cfg.num_hidden_layers;
+  float* dXL = A.arena.zeros(N * n * d);  // gradient wrt the range's output X (main head + MTP inputs)
+  if (A.last < Lm) {
+    if (!dXout_stage) throw Error("model: a stage that does not end with the head needs its output gradient");
+    std::memcpy(dXL, dXout_stage, size_t(N * n * d) * 4);
+  } else {
+    const int64_t n_mtp = cfg.num_nextn_predict_layers;
+    // Chained MTP (§8): module i reads the block output of module i-1 (module 0: X), so the backward runs from
+    // the last module down, each adding its input gradient to the output gradient of the module before it.
+    std::vector<float*> dXout(size_t(n_mtp), nullptr);  // gradient wrt each module's block output
+    for (int64_t i = 0; i < n_mtp; ++i)
+      if (A.mtp[size_t(i)].Tm > 0) dXout[size_t(i)] = A.arena.zeros(B * A.mtp[size_t(i)].Tm * n * d);
+    for (int64_t i = n_mtp - 1; i >= 0; --i) {
+      MtpSaved& ms = A.mtp[size_t(i)];
+      const MtpOff& mo = I.mtp_off[size_t(i)];
+      const int64_t Tm = ms.Tm;
+      if (Tm <= 0) continue;
+      const int64_t Nm = B * Tm;
+      const size_t bi = size_t(Lm + i);
+      float* dfn = A.arena.floats(Nm * d);
+      nn::linear_backward(ms.fn, c.p(I.head), A.dml[size_t(i)], dfn, c.g(I.head), Nm, V, d);
+      float* dh = A.arena.floats(Nm * d);
+      nn::rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false);
+      float* dXo = dXout[size_t(i)];
+      hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
+      float* dXm = A.arena.zeros(Nm * n * d);
+      {
+        const auto mark = A.arena.mark();  // the block's backward scratch is released right after
+        block_backward(c, A.mseq[size_t(i)], I.blocks[bi], ms.Xm, A.saved[bi], dXo, dXm);
+        A.arena.release(mark);
       }
+      if (m.backward_hook()) m.backward_hook()(int64_t(bi));
+      float* dhn = A.arena.floats(Nm * n * d);
+      nn::linear_backward(ms.hn, c.p(mo.h_proj), dXm, dhn, c.g(mo.h_proj), Nm * n, d, d);
+      float* dXin = A.arena.floats(Nm * n * d);
+      nn::rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false);
+      float* dprev = i == 0 ? dXL : dXout[size_t(i - 1)];  // gradient wrt this module's input rows
+      const int64_t Tprev_i = i == 0 ? T : A.mtp[size_t(i - 1)].Tm;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t j = 0; j < Tm * n * d; ++j) dprev[b * Tprev_i * n * d + j] += dXin[b * Tm * n * d + j];
+      float* dep = A.arena.zeros(Nm * d);
+      for (int64_t r = 0; r < Nm; ++r)
+        for (int64_t k = 0; k < n; ++k)
+          for (int64_t j = 0; j < d; ++j) dep[r * d + j] += dXm[(r * n + k) * d + j];
+      float* den = A.arena.floats(Nm * d);
+      nn::linear_backward(ms.en, c.p(mo.e_proj), dep, den, c.g(mo.e_proj), Nm, d, d);
+      float* de = A.arena.floats(Nm * d);
+      nn::rmsnorm_backward(ms.e, c.p(mo.enorm), ms.en_rstd, den, de, c.g(mo.enorm), Nm, d, false);
+      float* gE = c.g(I.embed);
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < Tm; ++t) {
+          float* g = gE + int64_t(bt.tokens[b * T + t + i + 1]) * d;
+          const float* s = de + (b * Tm + t) * d;
+          for (int64_t j = 0; j < d; ++j) g[j] += s[j];
+        }
+    }
+    float* dhn = A.arena.floats(N * d);
+    nn::linear_backward(A.hn, c.p(I.head), A.dlogits, dhn, c.g(I.head), N, V, d);
+    float* dh = A.arena.floats(N * d);
+    nn::rmsnorm_backward(A.h, c.p(I.norm), A.hn_rstd, dhn, dh, c.g(I.norm), N, d, false);
+    hc_head_backward(c, N, I.hc_head, A.head_saved, dh, dXL);
   }
-  float* dhn = I.arena.floats(N * d);
-  nn::linear_backward(I.hn, c.p(I.head), dlogits, dhn, c.g(I.head), N, V, d);
-  float* dh = I.arena.floats(N * d);
-  nn::rmsnorm_backward(I.h, c.p(I.norm), I.hn_rstd, dhn, dh, c.g(I.norm), N, d, false);
-  hc_head_backward(c, N, I.hc_head, I.head_saved, dh, dXL);
   float* dX = dXL;
-  for (int64_t l = Lm - 1; l >= 0; --l) {
-    const float* Xin = l == 0 ? I.X0 : I.saved[size_t(l - 1)].Xout;
-    float* dXin = I.arena.zeros(N * n * d);
-    const auto mark = I.arena.mark();
-    block_backward(c, I.seq, I.blocks[size_t(l)], Xin, I.saved[size_t(l)], dX, dXin);
-    I.arena.release(mark);
+  for (int64_t l = A.last - 1; l >= A.first; --l) {
+    const float* Xin = l == A.first ? A.X0 : A.saved[size_t(l - 1)].Xout;
+    float* dXin = A.arena.zeros(N * n * d);
+    const auto mark = A.arena.mark();
+    block_backward(c, A.seq, I.blocks[size_t(l)], Xin, A.saved[size_t(l)], dX, dXin);
+    A.arena.release(mark);
     if (m.backward_hook()) m.backward_hook()(l);
     dX = dXin;
   }
+  if (A.first > 0) return dX;
   float* gE = c.g(I.embed);
   for (int64_t i = 0; i < N; ++i) {
     float* g = gE + int64_t(bt.tokens[i]) * d;
     for (int64_t k = 0; k < n; ++k)
       for (int64_t j = 0; j < d; ++j) g[j] += dX[(i * n + k) * d + j];
   }
-  (void)m;
+  return nullptr;
+}
+
+}  // namespace
+
+Losses Model::forward_backward(const Batch& batch) {
+  Acts& A = impl_->slot(0);
+  const Losses L = forward_range(*this, *impl_, A, cfg_, store_, batch, 0, cfg_.num_hidden_layers, nullptr, true);
+  backward_range(*this, *impl_, A, cfg_, store_, nullptr);
   return L;
 }
 
-Losses Model::forward_backward(const Batch& batch) { return run(*this, *impl_, cfg_, store_, *pg_, batch, true); }
-
 std::span<const float> Model::forward(const Batch& batch, Losses* losses) {
-  Losses L = run(*this, *impl_, cfg_, store_, *pg_, batch, false);
+  Acts& A = impl_->slot(0);
+  Losses L = forward_range(*this, *impl_, A, cfg_, store_, batch, 0, cfg_.num_hidden_layers, nullptr, false);
   if (losses) *losses = L;
-  return {impl_->logits, size_t(batch.B * batch.T * cfg_.vocab_size)};
+  return {A.logits, size_t(batch.B * batch.T * cfg_.vocab_size)};
 }
 
 std::span<const float> Model::mtp_logits() const {
-  if (impl_->mtp.empty() || impl_->mtp[0].Tm <= 0) return {};
-  return {impl_->mtp[0].logits, size_t(impl_->seq.B * impl_->mtp[0].Tm * cfg_.vocab_size)};
+  if (impl_->acts.empty()) return {};
+  const Acts& A = *impl_->acts[0];
+  if (A.mtp.empty() || A.mtp[0].Tm <= 0) return {};
+  return {A.mtp[0].logits, size_t(A.seq.B * A.mtp[0].Tm * cfg_.vocab_size)};
+}
+
+Losses Model::stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input) {
+  return forward_range(*this, *impl_, impl_->slot(slot), cfg_, store_, batch, first, last, input, true);
+}
+
+std::span<const float> Model::stage_output(int slot) const {
+  const Acts& A = *impl_->acts.at(size_t(slot));
+  return {A.Xout, size_t(A.seq.N * cfg_.hc_mult * cfg_.hidden_size)};
+}
+
+std::span<const float> Model::stage_backward(int slot, const float* output_grad) {
+  Acts& A = impl_->slot(slot);
+  const float* dX = backward_range(*this, *impl_, A, cfg_, store_, output_grad);
+  if (!dX) return {};
+  return {dX, size_t(A.seq.N * cfg_.hc_mult * cfg_.hidden_size)};
 }
 
 int64_t Model::n_moe_blocks() const { return int64_t(impl_->blocks.size()); }
 
-std::span<const int64_t> Model::expert_load(int64_t block) const {
-  return impl_->saved.at(size_t(block)).moe.load;
-}
+std::span<const int64_t> Model::expert_load(int64_t block) const { return impl_->load.at(size_t(block)); }
 
 std::span<const int32_t> Model::indexer_selection(int64_t block) const {
   const auto& b = impl_->blocks.at(size_t(block));
-  if (b.kind != AttnKind::CSA) return {};
-  const Seq& sq = b.layer < cfg_.num_hidden_layers ? impl_->seq : impl_->mseq[size_t(b.layer - cfg_.num_hidden_layers)];
-  return {impl_->saved[size_t(block)].at.sel, size_t(sq.N * cfg_.index_topk)};
+  if (b.kind != AttnKind::CSA || impl_->acts.empty()) return {};
+  const Acts& A = *impl_->acts[0];
+  const Seq& sq = b.layer < cfg_.num_hidden_layers ? A.seq : A.mseq[size_t(b.layer - cfg_.num_hidden_layers)];
+  return {A.saved[size_t(block)].at.sel, size_t(sq.N * cfg_.index_topk)};
 }
 
 void Model::update_gate_bias(double rate) {
@@ -550,17 +642,18 @@ void Model::update_gate_bias(double rate) {
   // Data parallelism: every rank must apply the same update, from the loads of the whole (global) batch.
   if (pg_->size() > 1) {
     std::vector<float> buf;
-    for (const auto& sv : impl_->saved)
-      for (auto v : sv.moe.load) buf.push_back(float(v));  // counts < 2^24: exact in fp32
+    // This rank's own loads (a pipeline stage contributes zeros for the other stages' blocks).
+    for (const auto& ld : impl_->local_load)
+      for (auto v : ld) buf.push_back(float(v));  // counts < 2^24: exact in fp32
     pg_->all_reduce_sum(buf);
     size_t k = 0;
-    for (auto& sv : impl_->saved)
-      for (auto& v : sv.moe.load) v = int64_t(buf[k++]);
+    for (auto& ld : impl_->load)
+      for (auto& v : ld) v = int64_t(buf[k++]);
   }
   for (size_t bi = 0; bi < impl_->blocks.size(); ++bi) {
     const auto& b = impl_->blocks[bi];
     if (b.hash) continue;
-    const auto& load = impl_->saved[bi].moe.load;
+    const auto& load = impl_->load[bi];
     if (load.empty()) continue;
     double mean = 0;
     for (auto v : load) mean += double(v);
@@ -573,7 +666,7 @@ void Model::update_gate_bias(double rate) {
   }
 }
 
-size_t Model::arena_bytes() const { return impl_->arena.high_water_bytes(); }
-int64_t Model::arena_regrowths() const { return impl_->arena.regrowths(); }
+size_t Model::arena_bytes() const { return impl_->acts.empty() ? 0 : impl_->acts[0]->arena.high_water_bytes(); }
+int64_t Model::arena_regrowths() const { return impl_->acts.empty() ? 0 : impl_->acts[0]->arena.regrowths(); }
 
 }  // namespace trex::model

@@ -61,6 +61,21 @@ class Model {
   std::span<const float> forward(const Batch& batch, Losses* losses = nullptr);
   std::span<const float> mtp_logits() const;  // [B*(T-1), vocab] of the first MTP module after a forward
 
+  // Pipeline stages (pipeline parallelism, dist/pipeline.hpp). stage_forward runs layers [first, last) for the
+  // micro-batch held in activation slot `slot` (each slot keeps its activations until its stage_backward, so
+  // several micro-batches can be in flight, 1F1B). first == 0: the streams start as the embedding of
+  // batch.tokens; otherwise `input` holds the residual streams [B*T, hc_mult, hidden] entering layer `first`
+  // (copied). last == num_hidden_layers: the head, the cross-entropy and the MTP modules run too. Returns this
+  // range's share of the losses (balance and indexer of its blocks; CE and MTP on the last stage). The batch's
+  // arrays must stay valid until the slot's backward. forward_backward == stage_forward(0, b, 0, L) +
+  // stage_backward(0, nullptr): the same code, operation for operation.
+  Losses stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input);
+  std::span<const float> stage_output(int slot) const;  // streams leaving layer last-1
+  // Backward of the slot's range, gradients ACCUMULATED into grads(). output_grad: gradient wrt stage_output
+  // (ignored on the last stage). Returns the gradient wrt the range's input streams (valid until the slot's
+  // next forward); empty when first == 0 (it went into the embedding).
+  std::span<const float> stage_backward(int slot, const float* output_grad);
+
   // Called during backward right after block `block`'s gradients are final (MTP blocks first, then layers
   // L-1..0; block numbering as n_moe_blocks()). Data parallelism starts each bucket's all-reduce from here and
   // drives MPI progress; an empty function (the default) disables it.

@@ -134,6 +134,26 @@ FlopsPerToken flops_per_token(const ModelConfig& c, int64_t S, bool with_mtp) {
   return f;
 }
 
+BlockFlops block_forward_flops(const ModelConfig& c, int64_t S) {
+  if (S <= 0) throw Error("block_forward_flops: sequence length must be positive");
+  BlockFlops f;
+  const double per_key = 4.0 * static_cast<double>(c.num_attention_heads * c.head_dim);
+  const double per_entry_idx = 2.0 * static_cast<double>(c.index_n_heads * c.index_head_dim);
+  const int64_t d = c.hidden_size;
+  for (int64_t l = 0; l < c.num_hidden_layers + c.num_nextn_predict_layers; ++l) {
+    const KeySums k = key_sums(S, c.sliding_window, c.ratio(l), c.index_topk);
+    double x = 2.0 * static_cast<double>(block_matmul_params(c, l)) +
+               (per_key * (k.window + k.compressed) + per_entry_idx * k.indexer) / static_cast<double>(S);
+    if (l < c.num_hidden_layers) {
+      f.layers.push_back(x);
+    } else {
+      f.head += x + 2.0 * static_cast<double>(2 * d * d + d * c.vocab_size);  // MTP block, projections, head
+    }
+  }
+  f.head += 2.0 * static_cast<double>(d * c.vocab_size);
+  return f;
+}
+
 ModelConfig load_model_config(const std::string& config) {
   for (const auto& name : ModelConfig::preset_names())
     if (name == config) return ModelConfig::preset(name);

@@ -50,6 +50,15 @@ struct FlopsPerToken {
 };
 FlopsPerToken flops_per_token(const ModelConfig& cfg, int64_t seq_len, bool with_mtp = true);
 
+// flops_per_token's forward split by where it runs (pipeline stage balance): each layer's block (matmuls,
+// attention, indexer), and the head part (final head + every MTP module: block, projections, its head). The
+// pieces sum to flops_per_token(cfg, S, true).forward.
+struct BlockFlops {
+  std::vector<double> layers;  // [num_hidden_layers]
+  double head = 0;
+};
+BlockFlops block_forward_flops(const ModelConfig& cfg, int64_t seq_len);
+
 // Key counts of one layer summed over the positions t = 0..S-1: window keys min(t+1, w), compressed entries
 // (CSA: min(topk, floor((t+1)/4)); HCA ratio m: floor((t+1)/m)) and indexer-scored entries (CSA:
 // floor((t+1)/4)). Closed form (any S in O(1)) and the readable per-position loop it is tested against.

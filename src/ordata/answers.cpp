@@ -207,8 +207,9 @@ TaskSample build_task(const Instance& in, const Verification& v, const RenderedP
                  expand(rng, "{Formulate this as an optimization model|Build the mathematical model}: give a short checklist, "
                              "the algebraic model, the LP file and gurobipy code, and report the optimal objective value.");
       s.answer_lp = reference_lp(in);
+      s.answer_code = python_program(in, problem.data, nullptr);
       s.assistant = "<think>\n" + checklist(in) + "\n</think>\n<model>\n" + algebraic_model(in) + "</model>\n\nLP file:\n```lp\n" +
-                    s.answer_lp + "```\n\n<python>\n```python\n" + python_program(in, problem.data, nullptr) +
+                    s.answer_lp + "```\n\n<python>\n```python\n" + s.answer_code +
                     "```\n</python>\n\nOptimal objective value: " + fmt_objective(v.objective) + unit + ".";
       break;
     }
@@ -229,7 +230,8 @@ TaskSample build_task(const Instance& in, const Verification& v, const RenderedP
                (layout_of(files) == DataLayout::JsonOnly ? std::string("`data.json`") : std::string("these files")) +
                ", builds and solves the model, keeps it in a variable named `model` and prints `optimal_value = <value>`. "
                "Output only the code.";
-      s.assistant = "```python\n" + python_program(in, problem.data, &files) + "```";
+      s.answer_code = python_program(in, problem.data, &files);
+      s.assistant = "```python\n" + s.answer_code + "```";
       break;
     }
     case Task::LpStructure: {

@@ -23,7 +23,8 @@ std::optional<Flaw> make_flaw(const Instance& inst, const Verification& v, Rng& 
 
 struct TaskSample {
   std::string user, assistant;
-  std::string answer_lp;  // the LP file inside the answer (empty for code only)
+  std::string answer_lp;    // the LP file inside the answer (empty for code only)
+  std::string answer_code;  // the gurobipy program inside the answer (full model, code only; else empty)
 };
 
 // The gurobipy program: reads the data files (data.json, and the CSV tables of a JSON + CSV layout) when

@@ -71,8 +71,21 @@ struct Candidate {
   std::vector<uint64_t> signature;
   Json files = Json::object();  // DPS attachments
   std::string reference_code;   // code_only test items: the program reading data.json
-  double solve_ms = 0, check_ms = 0;
+  bool lp_checked = false;      // the answer's LP was re-read and re-solved
+  bool code_run = false;        // the answer's program was run (whatever came of it)
+  bool code_checked = false;    // ... and printed the verified objective
+  bool code_same_model = false; // ... its one solve was of the verified model itself (names aside)
+  double solve_ms = 0, check_ms = 0, code_ms = 0;
 };
+
+// Testing aid (--corrupt-code-every): the program's objective becomes 2 * objective + 1, a wrong answer
+// the code check must catch.
+std::string corrupt_program(const std::string& code) {
+  const std::string at = "\nmodel.optimize()\n";
+  size_t p = code.find(at);
+  if (p == std::string::npos) throw Error("synth: --corrupt-code-every: no model.optimize() line in a generated program");
+  return code.substr(0, p + 1) + "model.setObjective(2 * model.getObjective() + 1, model.ModelSense)" + code.substr(p);
+}
 
 // With an LLM: the prose of the statement (all of it for DP; intro, rules and goal for DT/DPS, whose
 // data section stays verbatim after it) is paraphrased; a rejected paraphrase keeps the template text.
@@ -91,7 +104,7 @@ std::string paraphrase_statement(const Paraphraser& para, const Instance& inst, 
   return "";
 }
 
-Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool test, int64_t k) {
+Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRunner& runner, bool test, int64_t k) {
   Candidate c;
   uint64_t stream = test ? (o.seed ^ kTestSalt) : o.seed;
   Rng rng = Rng::derive(stream, uint64_t(k));
@@ -122,12 +135,19 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
   std::optional<std::string> llm_rejection;
   if (para) llm_rejection = paraphrase_statement(*para, inst, mode, inst_seed, problem);
   TaskSample sample = build_task(inst, v, problem, task, flaw, text_rng);
+  if (o.corrupt_code_every > 0 && k % o.corrupt_code_every == 0 && !sample.answer_code.empty()) {
+    std::string bad_code = corrupt_program(sample.answer_code);
+    size_t p = sample.assistant.find(sample.answer_code);
+    sample.assistant.replace(p, sample.answer_code.size(), bad_code);
+    sample.answer_code = bad_code;
+  }
   std::string bad = check_answer(sample, v.objective);
   c.check_ms = check_timer.millis();
   if (!bad.empty()) {
     c.reason = bad;
     return c;
   }
+  c.lp_checked = !sample.answer_lp.empty();
   std::string id = fmt::format("{}-{}-{:07d}", test ? "test" : "train", o.seed, k);
   const auto& dom = domains()[size_t(domain)];
   Json meta = Json::object();
@@ -153,8 +173,9 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
   }
   // Attachments are written for DPS problems and for code-only tasks (their program reads them); read
   // back by the reference reader they must give exactly the instance data.
+  std::vector<DataFile> files;
   if (mode == Mode::DPS || task == Task::CodeOnly) {
-    std::vector<DataFile> files = answer_files(inst, problem);
+    files = answer_files(inst, problem);
     std::string bad_files = check_data_files(files, problem.data);
     if (!bad_files.empty()) {
       c.reason = bad_files;
@@ -168,7 +189,7 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
         c.reason = "test_code_needs_json_only";
         return c;
       }
-      c.reference_code = python_program(inst, problem.data, &files);
+      c.reference_code = sample.answer_code;  // python_program(inst, problem.data, &files), checked below
     }
   }
 
@@ -180,6 +201,27 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, bool te
   if (!gate.empty()) {
     c.reason = "gate_" + gate;
     return c;
+  }
+  // The code answer, taken from the answer text the way the tests and the eval extract it, is run through
+  // the gurobipy-compatible layer: code-only programs in a folder holding the sample's files, full-model
+  // programs (data embedded) in an empty one.
+  if (!sample.answer_code.empty()) {
+    if (extract_python_block(sample.assistant) != sample.answer_code) {
+      c.reason = "answer_code_not_extractable";
+      return c;
+    }
+    CodeRun run;
+    KnownSolve known{&inst.model, &v.x, o.code_reuse_verified_solve};
+    std::string bad_code = check_code_answer(runner, sample.answer_code, task == Task::CodeOnly ? files : std::vector<DataFile>{},
+                                             v.objective, &run, &known);
+    c.code_run = true;
+    c.code_same_model = run.solves == 1 && run.same_model == 1;
+    c.code_ms = run.seconds * 1e3;
+    if (!bad_code.empty()) {
+      c.reason = bad_code;
+      return c;
+    }
+    c.code_checked = true;
   }
   if (test) {
     Json t = Json::object();
@@ -212,6 +254,7 @@ struct State {
   std::vector<Json> train, test;           // accepted records (chunk-file form)
   std::map<std::string, int64_t> rejections;
   int64_t candidates = 0;
+  int64_t programs_run = 0;  // code answers run over the candidates used (accepted or rejected)
   explicit State(double threshold) : index(threshold) {}
 };
 
@@ -235,6 +278,7 @@ std::string fingerprint(const SynthOptions& o) {
                               o.seed, o.count, o.test_count, to_string(o.test_task), mix_to_string(o.mix),
                               o.jaccard_threshold, o.chunk_size);
   if (o.llm.enabled()) f += fmt::format("|llm={}|model={}|temperature={}", o.llm.base_url, o.llm.model, o.llm.temperature);
+  if (o.corrupt_code_every > 0) f += fmt::format("|corrupt_code_every={}", o.corrupt_code_every);
   return f;
 }
 
@@ -244,20 +288,28 @@ LlmOptions resolved_llm(const SynthOptions& o) {
   return l;
 }
 
+CodeRunnerConfig code_runner_config(const SynthOptions& o) {
+  CodeRunnerConfig c = default_code_runner_config();
+  c.time_limit_s = o.code_time_limit;
+  return c;
+}
+
 std::string chunk_path_name(bool test, int64_t c) { return fmt::format("{}-{:05d}.jsonl", test ? "test" : "train", c); }
 
 // Processes one chunk of candidates on the worker threads, then accepts in order.
 // Returns the chunk file text (accepted items + a trailing stats line).
-std::string run_chunk(const SynthOptions& o, const Paraphraser* para, State& s, bool test, int64_t chunk, int64_t target) {
+std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vector<std::unique_ptr<CodeRunner>>& runners, State& s,
+                      bool test, int64_t chunk, int64_t target) {
   int64_t first = chunk * o.chunk_size;
   std::vector<Candidate> cands(size_t(o.chunk_size));
-  int nthreads = std::max(1, o.threads);
+  int nthreads = int(runners.size());
   std::vector<std::thread> pool;
   std::vector<std::string> errors(static_cast<size_t>(nthreads));
   for (int t = 0; t < nthreads; ++t)
     pool.emplace_back([&, t] {
       try {
-        for (int64_t i = t; i < o.chunk_size; i += nthreads) cands[size_t(i)] = make_candidate(o, para, test, first + i);
+        for (int64_t i = t; i < o.chunk_size; i += nthreads)
+          cands[size_t(i)] = make_candidate(o, para, *runners[size_t(t)], test, first + i);
       } catch (const std::exception& e) {
         errors[size_t(t)] = e.what();
       }
@@ -268,11 +320,12 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, State& s, 
 
   std::string text;
   std::map<std::string, int64_t> rej;
-  int64_t used = 0;
+  int64_t used = 0, programs = 0;
   auto& accepted = test ? s.test : s.train;
   for (auto& c : cands) {
     if (int64_t(accepted.size()) >= target) break;
     ++used;
+    programs += c.code_run;
     std::string reason = c.reason;
     if (reason.empty() && s.param_sigs.count(c.param_sig)) reason = "duplicate_parameters";
     if (reason.empty() && s.sol_sigs.count(c.sol_sig)) reason = "duplicate_solution";
@@ -287,16 +340,20 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, State& s, 
     item["param_sig"] = c.param_sig;
     item["sol_sig"] = c.sol_sig;
     item["files"] = std::move(c.files);
+    item["checks"] = {{"lp", c.lp_checked}, {"code", c.code_checked}, {"code_same_model", c.code_same_model}};
     item["solve_ms"] = c.solve_ms;
     item["check_ms"] = c.check_ms;
+    item["code_ms"] = c.code_ms;
     text += item.dump() + "\n";
     admit(s, item, test, &c.tokens, &c.signature);
   }
   for (const auto& [k, v] : rej) s.rejections[k] += v;
   s.candidates += used;
+  s.programs_run += programs;
   Json stats = Json::object();
   stats["chunk_stats"] = true;
   stats["candidates"] = used;
+  stats["programs_run"] = programs;
   stats["rejections"] = rej;
   text += stats.dump() + "\n";
   return text;
@@ -310,6 +367,7 @@ bool load_chunk(const fs::path& path, State& s, bool test) {
   while (auto rec = reader.next()) {
     if (rec->contains("chunk_stats")) {
       s.candidates += (*rec)["candidates"].get<int64_t>();
+      s.programs_run += (*rec)["programs_run"].get<int64_t>();
       for (auto it = (*rec)["rejections"].begin(); it != (*rec)["rejections"].end(); ++it) s.rejections[it.key()] += it.value().get<int64_t>();
       saw_stats = true;
     } else {
@@ -419,6 +477,11 @@ void validate(const SynthOptions& o) {
   if (o.out.empty()) throw Error("synth: --out is required");
   if (fs::exists(o.out) && !fs::is_directory(o.out)) throw Error("synth: --out '" + o.out.string() + "' exists and is not a folder");
   if (o.mix.domain.size() != size_t(num_domains())) throw Error("synth: domain mix has the wrong size");
+  if (!(o.code_time_limit > 0)) throw Error("synth: --code-time-limit must be > 0");
+  if (o.corrupt_code_every < 0) throw Error("synth: --corrupt-code-every must be >= 0");
+  bool code_answers = o.mix.task[size_t(Task::FullModel)] > 0 || o.mix.task[size_t(Task::CodeOnly)] > 0 ||
+                      (o.test_count > 0 && o.test_task == Task::CodeOnly);
+  if (code_answers) check_code_runner_config(code_runner_config(o));
   if (o.llm.enabled()) {
     if (o.llm.max_tries < 1 || o.llm.max_tries > 20) throw Error("synth: --llm-max-tries must be in 1..20");
     if (!(o.llm.timeout_s > 0)) throw Error("synth: --llm-timeout must be > 0");
@@ -454,6 +517,9 @@ SynthSummary run_synth(const SynthOptions& o) {
   State s(o.jaccard_threshold);
   std::optional<Paraphraser> para;
   if (o.llm.enabled()) para.emplace(resolved_llm(o));
+  // One code-answer runner per worker thread; each starts its Python worker on its first program.
+  std::vector<std::unique_ptr<CodeRunner>> runners;
+  for (int t = 0; t < o.threads; ++t) runners.push_back(std::make_unique<CodeRunner>(code_runner_config(o)));
   ProgressBar bar("synth", o.count + o.test_count, o.progress);
   int64_t written = 0;
   for (int phase = 0; phase < 2; ++phase) {
@@ -475,7 +541,7 @@ SynthSummary run_synth(const SynthOptions& o) {
           sum.seconds = timer.seconds();
           return sum;
         }
-        write_file_atomic(cp, run_chunk(o, para ? &*para : nullptr, s, test, c, target));
+        write_file_atomic(cp, run_chunk(o, para ? &*para : nullptr, runners, s, test, c, target));
         ++written;
       }
       bar.update(int64_t(s.train.size() + s.test.size()));
@@ -492,6 +558,19 @@ SynthSummary run_synth(const SynthOptions& o) {
     if (meta["statement"] == "llm") ++sum.paraphrased;
     else ++sum.llm_rejections[meta["llm_rejection"].get<std::string>()];
   };
+  // What was verified, counted over the exported items: answers with an LP block (re-read and re-solved),
+  // answers carrying a program (full model, code only, code-only test items) and those whose program ran
+  // through the layer and printed the verified objective (every one, or the run would have rejected it).
+  int64_t lp_answers = 0, lp_checked = 0, code_same_model = 0;
+  auto count_checks = [&](const Json& item) {
+    const Json& rec = item["record"];
+    std::string task = rec["metadata"]["task"].get<std::string>();
+    if (task == "full_model" || task == "code_only") ++sum.code_answers;
+    if (task != "code_only") ++lp_answers;
+    sum.code_answers_run += item["checks"]["code"].get<bool>();
+    lp_checked += item["checks"]["lp"].get<bool>();
+    code_same_model += item["checks"]["code_same_model"].get<bool>();
+  };
   for (size_t i = 0; i < s.train.size(); ++i) {
     const Json& item = s.train[i];
     const Json& rec = item["record"];
@@ -507,7 +586,8 @@ SynthSummary run_synth(const SynthOptions& o) {
     for (const char* g : {"structure", "mode", "difficulty", "task", "domain", "variant", "answer_style", "data_files", "statement"})
       if (rec["metadata"].contains(g)) count_bucket(buckets, g, rec["metadata"][g].get<std::string>());
     count_llm(rec["metadata"]);
-    timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}}.dump() + "\n";
+    count_checks(item);
+    timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}, {"code_ms", item["code_ms"]}}.dump() + "\n";
   }
   for (const auto& item : s.test) {
     const Json& rec = item["record"];
@@ -515,7 +595,8 @@ SynthSummary run_synth(const SynthOptions& o) {
     for (const char* g : {"structure", "mode", "difficulty", "domain", "variant", "data_files", "statement"})
       if (rec["metadata"].contains(g)) count_bucket(test_buckets, g, rec["metadata"][g].get<std::string>());
     count_llm(rec["metadata"]);
-    timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}}.dump() + "\n";
+    count_checks(item);
+    timing_text += Json{{"id", rec["id"]}, {"solve_ms", item["solve_ms"]}, {"check_ms", item["check_ms"]}, {"code_ms", item["code_ms"]}}.dump() + "\n";
   }
 
   // files/ (DPS attachments) and test_lp/ (reference LPs) are built in temporary folders, then renamed.
@@ -554,6 +635,18 @@ SynthSummary run_synth(const SynthOptions& o) {
   manifest["buckets"] = buckets;
   manifest["test_buckets"] = test_buckets;
   manifest["rejections"] = s.rejections;
+  manifest["verification"] = {
+      {"lp_answers", lp_answers},
+      {"lp_answers_resolved", lp_checked},
+      {"code_answers", sum.code_answers},
+      {"code_answers_run", sum.code_answers_run},
+      {"code_answers_same_model", code_same_model},
+      {"programs_run", s.programs_run},
+      {"note", "over the exported SFT and test items: lp_answers_resolved of lp_answers answer LPs re-read and solved with CBC, "
+               "code_answers_run of code_answers programs run through the gurobipy-compatible layer, both reproducing the "
+               "verified objective; code_answers_same_model of them built exactly the verified model (names aside), whose solve is "
+               "answered with the verified CBC solution unless --code-solve-always; programs_run counts every program run, "
+               "rejected candidates included"}};
   if (o.llm.enabled()) {
     Json llm = Json::object();
     llm["base_url"] = o.llm.base_url;

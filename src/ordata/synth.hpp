@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ordata/code_check.hpp"
 #include "ordata/paraphrase.hpp"
 #include "ordata/vocab.hpp"
 
@@ -46,11 +47,20 @@ struct SynthOptions {
   bool progress = true;
   int64_t interrupt_after_chunks = -1;  // testing aid: stop (resumably) after writing this many chunk files
   LlmOptions llm;                       // optional paraphrasing of the statements (--llm-base-url)
+  // Every code answer (full model, code only, code-only test items) is run through the gurobipy-compatible
+  // layer (ordata/code_check.hpp); this is the wall-clock limit of one program.
+  double code_time_limit = 60.0;
+  // A program whose model is the verified model (names aside) gets the verified CBC solution as its solve
+  // result (ordata/code_check.hpp, KnownSolve); false: every program's model is solved with CBC again (the
+  // reference path; same outputs).
+  bool code_reuse_verified_solve = true;
+  int64_t corrupt_code_every = 0;  // testing aid: candidates k with k % N == 0 get a wrong code answer (0: none)
 };
 
 struct SynthSummary {
   int64_t sft = 0, cpt = 0, test = 0, candidates = 0, resumed_chunks = 0;
   std::map<std::string, int64_t> rejections;
+  int64_t code_answers = 0, code_answers_run = 0;  // exported items carrying a program / whose program was run and matched
   int64_t paraphrased = 0;                        // exported items whose statement is the LLM's
   std::map<std::string, int64_t> llm_rejections;  // exported items that fell back to the template, by reason
   double seconds = 0.0;
@@ -61,6 +71,6 @@ struct SynthSummary {
 void validate(const SynthOptions& o);
 SynthSummary run_synth(const SynthOptions& o);
 
-constexpr const char* kSynthVersion = "trex-synth/1";
+constexpr const char* kSynthVersion = "trex-synth/2";
 
 }  // namespace trex::ordata

@@ -18,6 +18,7 @@
 #include "dist/layout.hpp"
 #include "dist/mpi_process_group.hpp"
 #include "dist/mpi_runtime.hpp"
+#include "dist/pipeline.hpp"
 #include "dist/watchdog.hpp"
 #include "model/checkpoint.hpp"
 #include "nn/gemm_bf16.hpp"
@@ -101,9 +102,15 @@ void truncate_metrics(const fs::path& path, int64_t step) {
 // The MPI side of a distributed run (TrainOptions::dp/ep/pp).
 struct Distributed {
   dist::MpiRuntime mpi{nullptr, nullptr};
-  std::unique_ptr<dist::MpiProcessGroup> data, experts;
+  std::unique_ptr<dist::MpiProcessGroup> data, experts;  // data: the world (gradients, losses, routing stats)
   std::unique_ptr<dist::Watchdog> watchdog;
-  int rank = 0, data_ranks = 1;
+  std::unique_ptr<dist::Pipeline> pipeline;  // this rank's stage (pp = 1: one stage, plain accumulation)
+  MPI_Comm pp_comm = MPI_COMM_NULL;          // the ranks of this rank's pipeline, in stage order
+  int rank = 0, data_ranks = 1, data_index = 0;  // data_index: which slice of each micro-batch this rank takes
+  ~Distributed() {
+    pipeline.reset();
+    if (pp_comm != MPI_COMM_NULL) MPI_Comm_free(&pp_comm);
+  }
   void beat(const char* phase) {
     if (watchdog) watchdog->beat(phase);
   }
@@ -135,7 +142,6 @@ void validate_options(const TrainOptions& o) {
   if (!(o.peak_gflops > 0)) throw Error("--peak-gflops must be positive");
   if (o.weight_decay < 0) throw Error("--weight-decay must be >= 0");
   if (o.dp < 1 || o.ep < 1 || o.pp < 1) throw Error("--dp/--ep/--pp must be >= 1");
-  if (o.pp > 1) throw Error("--pp > 1: pipeline parallelism is not implemented yet (use --dp and --ep)");
   if (o.micro_batch % (o.dp * o.ep) != 0)
     throw Error(fmt::format("--micro-batch {} is not divisible by dp*ep = {} (every data rank takes an equal "
                             "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
@@ -161,6 +167,8 @@ json train(const TrainOptions& opt) {
   dist::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, c.pp * opt.dp + c.dp, c.ep, &ep_comm), "Comm_split");
   D.experts = std::make_unique<dist::MpiProcessGroup>(ep_comm);
   MPI_Comm_free(&ep_comm);
+  dist::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, c.dp * opt.ep + c.ep, c.pp, &D.pp_comm), "Comm_split");
+  D.data_index = c.dp * opt.ep + c.ep;
   D.watchdog = std::make_unique<dist::Watchdog>(opt.watchdog_s);
   try {
     return train_impl(opt, &D);
@@ -235,7 +243,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       model.set_expert_group(&model::single_process_group());
   }
   std::unique_ptr<dist::GradSync> sync;
-  if (D) sync = std::make_unique<dist::GradSync>(*D->data, model, true);
+  // The all-reduce spans the world (pipeline stages hold zeros outside their layers) and averages over dp*ep.
+  if (D) sync = std::make_unique<dist::GradSync>(*D->data, model, true, dist::kMaxMessageFloats, D->data_ranks);
   if (resume_dir)
     model::load_weights(*resume_dir, model.store());
   else if (!o.init.empty())
@@ -285,6 +294,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // --- FLOP convention, printed once ---
   const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
   const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
+  if (D) {
+    D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, model, dist::plan_stages(cfg, T, o.pp));
+    if (lead && o.pp > 1)
+      std::fprintf(stderr, "pipeline: %d stages balanced by forward FLOPs, 1F1B over %lld micro-batches: %s\n", o.pp,
+                   (long long)o.grad_accum, D->pipeline->plan().str().c_str());
+  }
   if (lead)
     std::fprintf(stderr,
                "trex train: %s, %lld parameters, mode %s, optimizer %s%s, matmul %s, %lld x %lld x %lld tokens per step\n"
@@ -330,7 +345,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
 
   // --- the step loop: nothing large is allocated here (model arena, loader batch, optimizer state reused) ---
   std::vector<text::Batch> micro(size_t(o.grad_accum));
-  std::vector<model::Batch> views(micro.size());
+  std::vector<model::Batch> views(micro.size()), parts(micro.size());
   auto grads = model.grads();
   ProgressBar bar("train", o.steps, o.progress && lead);
   bar.update(done);
@@ -359,15 +374,14 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       views[a] = model::Batch{int64_t(micro[a].batch_size), T, micro[a].tokens.data(), micro[a].doc_ids.data(),
                               micro[a].loss_mask.data()};
     model::Losses sum;
-    double comm_s = 0, compute_s = 0;
+    double comm_s = 0, compute_s = 0, bubble_s = 0;
     if (!D) {
       sum = accumulate_gradients(model, views);
     } else {
       // This rank's slice of every micro-batch, normalised by the whole micro-batch's target counts (so the
       // average over ranks is the one-process mean); the bucketed all-reduce overlaps the last backward.
-      Timer fb;
       model.zero_grad();
-      const int64_t rows = o.micro_batch / D->data_ranks, first = D->rank * rows;
+      const int64_t rows = o.micro_batch / D->data_ranks, first = D->data_index * rows;
       const double inv = 1.0 / double(views.size());
       for (size_t a = 0; a < views.size(); ++a) {
         model::Batch full = views[a], part = full;
@@ -377,28 +391,24 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
         if (part.loss_mask) part.loss_mask += first * T;
         part.ce_denominator = double(model::count_targets(full, 1, T)) / double(D->data_ranks);
         part.mtp_denominator = double(model::count_targets(full, 2, T - 1)) / double(D->data_ranks);
-        if (a + 1 == views.size()) sync->arm();
-        D->beat("forward_backward");
-        const model::Losses l = model.forward_backward(part);
-        sum.total += l.total * inv;
-        sum.ce += l.ce * inv;
-        sum.mtp += l.mtp * inv;
-        sum.balance += l.balance * inv;
-        sum.indexer += l.indexer * inv;
+        parts[a] = part;
       }
-      const double fb_s = fb.seconds();
+      // The micro-batches through this rank's stage (1F1B; one stage: forward_backward of each in turn).
+      D->beat("forward_backward");
+      sum = D->pipeline->run(parts, [&] { sync->arm(); }, [&](const char* phase) { D->beat(phase); });
       D->beat("gradient all-reduce");
       const dist::GradSyncStats st = sync->finish();
       if (views.size() > 1)
         for (float& g : grads) g *= float(inv);
       Timer red_t;
-      std::vector<double> red = {sum.total, sum.ce, sum.mtp, sum.balance, sum.indexer};
+      std::vector<double> red = {sum.total, sum.ce, sum.mtp, sum.balance, sum.indexer};  // per-stage shares
       D->data->all_reduce_sum(red);
       for (double& x : red) x /= double(D->data_ranks);
       sum.total = red[0], sum.ce = red[1], sum.mtp = red[2], sum.balance = red[3], sum.indexer = red[4];
       const double ep_wait = D->experts->take_wait_seconds();
       comm_s = st.exposed_seconds + ep_wait + red_t.seconds();
-      compute_s = fb_s - st.exposed_seconds - ep_wait;
+      bubble_s = D->pipeline->stats().bubble_seconds;
+      compute_s = D->pipeline->stats().compute_seconds - ep_wait;
       D->beat("optimizer");
     }
     if (step == o.inject_nan_step) grads[norm_ranges.front().first] = std::numeric_limits<float>::quiet_NaN();
@@ -446,12 +456,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                 {"tflops", tflops},            {"mfu", mfu}, {"expert_load_max_mean", ls.max_ratio},
                 {"expert_load_max_mean_per_block", ls.per_block}};
     if (verdict.skip) rec["skip_reason"] = verdict.reason;
-    if (D) {  // step decomposition (the optimizer and the rest count as compute; no pipeline: no bubble)
+    if (D) {  // step decomposition: compute (the optimizer and the rest included) + exposed comm + bubble = step
       rec["layout"] = fmt::format("dp{} ep{} pp{}", o.dp, o.ep, o.pp);
-      rec["compute_seconds"] = dt - comm_s;
+      rec["compute_seconds"] = dt - comm_s - bubble_s;
       rec["forward_backward_compute_seconds"] = compute_s;
       rec["comm_exposed_seconds"] = comm_s;
-      rec["bubble_seconds"] = 0.0;
+      rec["bubble_seconds"] = bubble_s;
     }
     std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
     std::fflush(metrics.get());

@@ -53,10 +53,12 @@ struct TrainOptions {
   // writing a checkpoint so a test can kill the process mid-write.
   int64_t inject_nan_step = 0;
   int checkpoint_pause_ms = 0;
-  // Parallel layout under MPI (mpirun -np dp*ep*pp trex train ... --dp a --ep b): the dp*ep data ranks each
+  // Parallel layout under MPI (mpirun -np dp*ep*pp trex train ... --dp a --ep b --pp c): the dp*ep data ranks each
   // take their slice of every micro-batch (micro_batch divisible by dp*ep); the routed experts are split over
   // the ep ranks of each expert group; gradients are all-reduced in buckets overlapped with backward. Rank 0
   // writes metrics and checkpoints (the one-process format: any layout resumes any other). 1,1,1: no MPI.
+  // pp > 1: the layers are split into pp stages balanced by FLOPs, and the grad_accum micro-batches of a step run
+  // through them in a 1F1B schedule (dist/pipeline.hpp); every rank keeps the full parameters and optimizer.
   int dp = 1, ep = 1, pp = 1;
   double watchdog_s = 300;  // distributed: abort the job after this long without progress (a peer died/hangs)
 };

@@ -81,6 +81,24 @@ TEST(DistTrain, RankThatDiesEndsTheJobWithAClearErrorAndKeepsTheLastCheckpoint) 
   fs::remove_all(dir);
 }
 
+TEST(DistTrain, PipelineRankThatDiesEndsTheJobWithAClearErrorAndKeepsTheLastCheckpoint) {
+  // Two pipeline stages: when the last stage dies at step 5 the first blocks receiving its gradients; the job
+  // must still end in bounded time, naming the rank, with step-00000004 intact.
+  auto dir = temp_dir("pp_die");
+  auto r = run(2, kCommon + " --steps 30 --pp 2 --micro-batches 2 --save-every 2 --out " + (dir / "out").string() +
+                      " --fault die --fault-rank 1 --fault-step 5 --watchdog 30",
+               dir, "pp_die");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_LT(r.seconds, 90.0) << r.output;
+  EXPECT_NE(r.output.find("injected fault 'die'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exit"), std::string::npos) << r.output;
+  std::ifstream latest(dir / "out" / "latest");
+  std::string name;
+  latest >> name;
+  EXPECT_EQ(name, "step-00000004") << r.output;
+  fs::remove_all(dir);
+}
+
 TEST(DistTrain, RankThatHangsIsCaughtByTheWatchdog) {
   auto dir = temp_dir("hang");
   auto r = run(2, kCommon + " --steps 30 --dp 2 --fault hang --fault-rank 1 --fault-step 3 --watchdog 15", dir,

@@ -1,7 +1,9 @@
-// Code answers through the gurobipy-compatible layer (python/): a sample of code-only answers (reading
-// data.json, or data.json + CSV tables) and full-model answers is executed with python3 in a folder
-// holding only the sample's exported files and must print the verified objective. Running Python per
-// sample is too slow for the synth pipeline's budget, so this check runs here, over a sample.
+// Code answers through the gurobipy-compatible layer (python/), the reference path: a sample of code-only
+// answers (reading data.json, or data.json + CSV tables) and full-model answers is executed with a fresh
+// python3 per program, in a folder holding only the sample's exported files, solving through a `trex solve`
+// subprocess (the layer's default), and must print the verified objective. The pipeline runs every code
+// answer on the fast path (ordata/code_check.hpp: one Python worker per thread, solves answered in-process);
+// this test checks the exported programs also work the way a user would run them.
 #include <set>
 
 #include "ordata/verify.hpp"

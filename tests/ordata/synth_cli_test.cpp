@@ -66,6 +66,19 @@ TEST(SynthCli, SmallRunIsConsistentAndGlpkAgrees) {
     }
   }
   EXPECT_GT(glpk_checked, 60);
+  // Every exported code answer (full model, code only) was run through the gurobipy layer, and every LP re-solved.
+  int64_t code_answers = recount["task"]["full_model"] + recount["task"]["code_only"];
+  EXPECT_GT(code_answers, 30);
+  EXPECT_EQ(man["verification"]["code_answers"], code_answers);
+  EXPECT_EQ(man["verification"]["code_answers_run"], code_answers);
+  EXPECT_GE(man["verification"]["programs_run"].get<int64_t>(), code_answers);
+  EXPECT_GT(man["verification"]["code_answers_same_model"].get<int64_t>(), code_answers / 2);
+  EXPECT_LE(man["verification"]["code_answers_same_model"].get<int64_t>(), code_answers);
+  EXPECT_EQ(man["verification"]["lp_answers"], glpk_checked + int64_t(test.size()));
+  EXPECT_EQ(man["verification"]["lp_answers_resolved"], man["verification"]["lp_answers"]);
+  for (auto it = man["rejections"].begin(); it != man["rejections"].end(); ++it)
+    EXPECT_NE(it.key().rfind("code_", 0), 0u) << "a generated program failed its check: " << it.key() << " x" << it.value();
+  EXPECT_NE(out.find("\"code_answers_run\":" + std::to_string(code_answers)), std::string::npos) << out;
   for (const char* g : {"structure", "mode", "difficulty", "task", "domain"})
     for (auto it = man["buckets"][g].begin(); it != man["buckets"][g].end(); ++it)
       EXPECT_EQ(it.value().get<int64_t>(), recount[g][it.key()]) << g << " " << it.key();
@@ -93,18 +106,60 @@ TEST(SynthCli, SmallRunIsConsistentAndGlpkAgrees) {
   fs::remove_all(dir);
 }
 
+// A broken code answer (--corrupt-code-every: every 4th candidate's program gets a wrong objective) is caught
+// by running it: rejected and counted as code_objective_mismatch, never exported; the test items' programs
+// (--test-task code_only) are run too.
+TEST(SynthCli, BrokenCodeAnswersAreCaught) {
+  fs::path dir = fresh_dir("corrupt");
+  int rc;
+  std::string out = run(synth_cmd(dir, "--count 40 --test-count 6 --test-task code_only --seed 9 --threads 2 --corrupt-code-every 4 "
+                                       "--mix task=code_only:1,full_model:1,lp_structure:1"),
+                        rc);
+  ASSERT_EQ(rc, 0) << out;
+  auto sft = read_jsonl(dir / "sft.jsonl");
+  auto test = read_jsonl(dir / "test.jsonl");
+  Json man = trex::parse_json_file(dir / "manifest.json");
+  ASSERT_EQ(sft.size(), 40u);
+  ASSERT_EQ(test.size(), 6u);
+  auto index_of = [](const std::string& id) { return std::stoll(id.substr(id.rfind('-') + 1)); };
+  int64_t code_answers = 0;
+  for (const auto& r : sft) {
+    std::string task = r["metadata"]["task"];
+    int64_t k = index_of(r["id"]);
+    if (task == "full_model" || task == "code_only") {
+      ++code_answers;
+      EXPECT_NE(k % 4, 0) << r["id"] << ": a corrupted code answer was exported";
+    }
+    EXPECT_EQ(r["messages"][1]["content"].get<std::string>().find("2 * model.getObjective()"), std::string::npos) << r["id"];
+  }
+  for (const auto& t : test) {
+    EXPECT_NE(index_of(t["id"]) % 4, 0) << t["id"];
+    EXPECT_EQ(t["reference_code"].get<std::string>().find("2 * model.getObjective()"), std::string::npos) << t["id"];
+  }
+  int64_t caught = man["rejections"].value("code_objective_mismatch", int64_t(0));
+  EXPECT_GE(caught, 5) << man["rejections"].dump();
+  EXPECT_EQ(man["verification"]["code_answers"], code_answers + 6);
+  EXPECT_EQ(man["verification"]["code_answers_run"], code_answers + 6);
+  EXPECT_GE(man["verification"]["programs_run"].get<int64_t>(), code_answers + 6 + caught);
+  fs::remove_all(dir);
+}
+
+// Also the code check's reference path (--code-solve-always: every program's model solved with CBC, none
+// answered from the verified solve) gives the same bytes as the fast path.
 TEST(SynthCli, SameSeedSameBytes) {
-  fs::path a = fresh_dir("seed_a"), b = fresh_dir("seed_b"), c = fresh_dir("seed_c");
+  fs::path a = fresh_dir("seed_a"), b = fresh_dir("seed_b"), c = fresh_dir("seed_c"), d = fresh_dir("seed_d");
   int rc;
   ASSERT_EQ((run(synth_cmd(a, "--count 50 --test-count 8 --seed 11 --threads 2"), rc), rc), 0);
   ASSERT_EQ((run(synth_cmd(b, "--count 50 --test-count 8 --seed 11 --threads 1"), rc), rc), 0);
   ASSERT_EQ((run(synth_cmd(c, "--count 50 --test-count 8 --seed 12 --threads 2"), rc), rc), 0);
-  auto sa = snapshot(a), sb = snapshot(b), sc = snapshot(c);
+  ASSERT_EQ((run(synth_cmd(d, "--count 50 --test-count 8 --seed 11 --threads 2 --code-solve-always"), rc), rc), 0);
+  auto sa = snapshot(a), sb = snapshot(b), sc = snapshot(c), sd = snapshot(d);
   EXPECT_GT(sa.size(), 4u);
   EXPECT_TRUE(sa == sb) << "same seed, different bytes (threads 2 vs 1)";
+  EXPECT_TRUE(sa == sd) << "the code check's reference path (--code-solve-always) changed the outputs";
   EXPECT_NE(sa["sft.jsonl"], sc["sft.jsonl"]);
   EXPECT_FALSE(fs::exists(a / ".synth-partial"));
-  for (auto& d : {a, b, c}) fs::remove_all(d);
+  for (auto& p : {a, b, c, d}) fs::remove_all(p);
 }
 
 TEST(SynthCli, InterruptedRunResumesToTheSameFiles) {
@@ -146,6 +201,7 @@ TEST(SynthCli, BadOptionsLeaveNothingBehind) {
       {"--count 5 --seed 1 --jaccard 1.5", "--jaccard"},
       {"--count 5 --seed abc", "seed"},
       {"--count 5 --seed 1 --llm-base-url localhost:1", "--llm-base-url"},
+      {"--count 5 --seed 1 --code-time-limit 0", "--code-time-limit"},
   };
   for (const auto& c : cases) {
     int rc;
@@ -162,6 +218,15 @@ TEST(SynthCli, BadOptionsLeaveNothingBehind) {
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("is not a folder"), std::string::npos) << out;
   fs::remove(file);
+  // Without the gurobipy layer's worker the code answers cannot be checked: refused before anything is written.
+  out = run("TREX_PYTHON_SHIM=/nonexistent/python/shim " + synth_cmd(dir, "--count 5 --seed 1"), rc);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(out.find("synth_code_worker.py"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir));
+  // ... unless no task produces code.
+  out = run("TREX_PYTHON_SHIM=/nonexistent/python/shim " + synth_cmd(dir, "--count 5 --seed 1 --test-count 2 --mix task=lp_structure:1,repair:1"), rc);
+  EXPECT_EQ(rc, 0) << out;
+  fs::remove_all(dir);
   fs::create_directories(dir / ".synth-partial");
   trex::write_file_atomic(dir / ".synth-partial" / "state.json", "{ not json");
   out = run(synth_cmd(dir, "--count 5 --seed 1"), rc);
