@@ -27,11 +27,12 @@ std::atomic<int> g_bf16_depth{0};
 constexpr int64_t kMR = 8;    // rows of a micro-tile
 constexpr int64_t kNR = 32;   // columns of a micro-tile (two zmm)
 constexpr int64_t kKC = 512;  // k per block: a packed B micro-panel (256 pairs x 32 x 4 B = 32 KB) stays in L1
-constexpr int64_t kMC = 128;  // rows of A per block: its packed panels (128 KB) stay in L2
+constexpr int64_t kNC = 512;  // columns of B per block: its packed panels (<= 512 KB) stay in L2 beside A's
+constexpr int64_t kMC = kMR * 16;  // rows of A per block (a whole number of panels): its packed panels (128 KB at 8 rows) stay in L2
 
 // Per thread, grown once to the largest shape seen and then reused (no allocation in the step loop).
 struct PackBuffers {
-  std::vector<uint32_t> a, b, row;
+  std::vector<uint32_t> a, b;
 };
 PackBuffers& buffers() {
   thread_local PackBuffers p;
@@ -50,11 +51,44 @@ TREX_BF16_TARGET inline __m512i bf16_lanes(__m512 x) {
   return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
 }
 
+// 32 consecutive floats (x[0..15], x[16..31]) -> 16 bf16 pairs (x[2q] | x[2q+1] << 16).
+TREX_BF16_TARGET inline __m512i pairs_of_32(__m512 lo16, __m512 hi16) {
+  const __m512i c0 = bf16_lanes(lo16), c1 = bf16_lanes(hi16);
+  // 64-bit lane = (even bf16) | (odd bf16) << 32 -> (even | odd << 16) in its low 32 bits
+  const __m256i p0 = _mm512_cvtepi64_epi32(_mm512_or_si512(c0, _mm512_srli_epi64(c0, 16)));
+  const __m256i p1 = _mm512_cvtepi64_epi32(_mm512_or_si512(c1, _mm512_srli_epi64(c1, 16)));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(p0), p1, 1);
+}
+
+// In-register transpose of a 16 x 16 block of 32-bit values (r[i] lane j <-> r[j] lane i).
+TREX_BF16_TARGET inline void transpose_16x16(__m512i* r) {
+  __m512i t[16], u[16], v[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      v[8 * i + j] = _mm512_shuffle_i32x4(u[8 * i + j], u[8 * i + 4 + j], 0x88);
+      v[8 * i + 4 + j] = _mm512_shuffle_i32x4(u[8 * i + j], u[8 * i + 4 + j], 0xdd);
+    }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_i32x4(v[j], v[8 + j], 0x88);
+    r[8 + j] = _mm512_shuffle_i32x4(v[j], v[8 + j], 0xdd);
+  }
+}
+
 // Packs a panel of W lanes (rows of A or columns of B) x kc (along k) into out[kp][W] bf16 pairs; lanes beyond
 // `lanes` and the odd tail of k are zero. Element (lane w, k index p) is at src[w * ld + p] when k_contiguous,
-// else at src[p * ld + w]. `row` is scratch for the transposing case.
+// else at src[p * ld + w].
 TREX_BF16_TARGET void pack_panel(const float* src, int64_t ld, bool k_contiguous, int64_t lanes, int64_t W,
-                                 int64_t kc, uint32_t* out, std::vector<uint32_t>& row) {
+                                 int64_t kc, uint32_t* out) {
   const int64_t kp = (kc + 1) / 2;
   if (!k_contiguous) {
     // Two k rows are contiguous along the lanes: convert 16 lanes of each, interleave as (lo | hi << 16).
@@ -76,33 +110,29 @@ TREX_BF16_TARGET void pack_panel(const float* src, int64_t ld, bool k_contiguous
     }
     return;
   }
-  // k contiguous per lane: convert each lane's k run into pairs (vectorised), then transpose into out.
-  if (int64_t(row.size()) < W * kp) row.resize(size_t(W * kp));
-  for (int64_t w = 0; w < W; ++w) {
-    uint32_t* dst = row.data() + w * kp;
-    if (w >= lanes) {
-      std::fill(dst, dst + kp, 0u);
-      continue;
-    }
-    const float* s = src + w * ld;
-    for (int64_t p = 0; p < kc; p += 32) {  // 32 floats -> 16 pairs
-      const int64_t len = std::min<int64_t>(32, kc - p);
+  // k contiguous per lane: blocks of 16 lanes x 16 pairs are converted (one zmm of pairs per lane) and
+  // transposed in registers into 16 zmm of lanes (one per pair).
+  for (int64_t w0 = 0; w0 < W; w0 += 16) {
+    const int64_t store_lanes = std::min<int64_t>(16, W - w0);
+    const __mmask16 store_mask = __mmask16(store_lanes >= 16 ? 0xffffu : (1u << store_lanes) - 1u);
+    for (int64_t p0 = 0; p0 < kp; p0 += 16) {
+      const int64_t len = std::min<int64_t>(32, kc - 2 * p0);  // floats of each lane in this block
       const __mmask16 m0 = __mmask16(len >= 16 ? 0xffffu : (1u << len) - 1u);
       const __mmask16 m1 = __mmask16(len >= 32 ? 0xffffu : len > 16 ? (1u << (len - 16)) - 1u : 0u);
-      const __m512i c0 = bf16_lanes(_mm512_maskz_loadu_ps(m0, s + p));
-      const __m512i c1 = bf16_lanes(_mm512_maskz_loadu_ps(m1, s + p + 16));
-      // 64-bit lane = (even bf16) | (odd bf16) << 32 -> (even | odd << 16) in 32 bits
-      const __m512i k0 = _mm512_or_si512(c0, _mm512_srli_epi64(c0, 16));
-      const __m512i k1 = _mm512_or_si512(c1, _mm512_srli_epi64(c1, 16));
-      const __m256i p0 = _mm512_cvtepi64_epi32(k0);
-      const __m256i p1 = _mm512_cvtepi64_epi32(k1);
-      const int64_t pairs = (len + 1) / 2;
-      const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(p0), p1, 1);
-      _mm512_mask_storeu_epi32(dst + p / 2, __mmask16(pairs >= 16 ? 0xffffu : (1u << pairs) - 1u), both);
+      __m512i r[16];
+      for (int64_t l = 0; l < 16; ++l) {
+        if (w0 + l >= lanes) {
+          r[l] = _mm512_setzero_si512();
+          continue;
+        }
+        const float* s = src + (w0 + l) * ld + 2 * p0;
+        r[l] = pairs_of_32(_mm512_maskz_loadu_ps(m0, s), _mm512_maskz_loadu_ps(m1, s + 16));
+      }
+      transpose_16x16(r);
+      const int64_t pairs = std::min<int64_t>(16, kp - p0);
+      for (int64_t q = 0; q < pairs; ++q) _mm512_mask_storeu_epi32(out + (p0 + q) * W + w0, store_mask, r[q]);
     }
   }
-  for (int64_t p = 0; p < kp; ++p)
-    for (int64_t w = 0; w < W; ++w) out[p * W + w] = row[size_t(w * kp + p)];
 }
 
 // C[mr x nr] (ldc) = alpha * A_panel B_panel + (first ? beta : 1) * C, over kp bf16 pairs.
@@ -166,32 +196,36 @@ void gemm_bf16(const GemmCall& g) {
   }
   PackBuffers& buf = buffers();
   const int64_t kp_max = (std::min(g.k, kKC) + 1) / 2;
-  const int64_t n_panels = (g.n + kNR - 1) / kNR;
+  const int64_t nc_max = std::min(kNC, (g.n + kNR - 1) / kNR * kNR);
   const int64_t mc_max = std::min(kMC, (g.m + kMR - 1) / kMR * kMR);
-  if (int64_t(buf.b.size()) < n_panels * kNR * kp_max) buf.b.resize(size_t(n_panels * kNR * kp_max));
+  if (int64_t(buf.b.size()) < nc_max * kp_max) buf.b.resize(size_t(nc_max * kp_max));
   if (int64_t(buf.a.size()) < mc_max * kp_max) buf.a.resize(size_t(mc_max * kp_max));
   // A[i, p]: a[i * lda + p] (k contiguous) or, transposed, a[p * lda + i]; B[p, j]: b[p * ldb + j] or b[j * ldb + p].
-  for (int64_t pc = 0; pc < g.k; pc += kKC) {
-    const int64_t kc = std::min(kKC, g.k - pc), kp = (kc + 1) / 2;
-    for (int64_t jp = 0; jp < n_panels; ++jp) {
-      const int64_t j0 = jp * kNR;
-      const float* src = g.trans_b ? g.b + j0 * g.ldb + pc : g.b + pc * g.ldb + j0;
-      pack_panel(src, g.ldb, g.trans_b, std::min(kNR, g.n - j0), kNR, kc, buf.b.data() + jp * kNR * kp, buf.row);
-    }
-    const float beta_c = pc == 0 ? g.beta : 1.0f;
-    for (int64_t ic = 0; ic < g.m; ic += kMC) {
-      const int64_t mc = std::min(kMC, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
-      for (int64_t ip = 0; ip < m_panels; ++ip) {
-        const int64_t i0 = ic + ip * kMR;
-        const float* src = g.trans_a ? g.a + pc * g.lda + i0 : g.a + i0 * g.lda + pc;
-        pack_panel(src, g.lda, !g.trans_a, std::min(kMR, g.m - i0), kMR, kc, buf.a.data() + ip * kMR * kp, buf.row);
-      }
+  // Each C element sums its k blocks in the same order whatever the column block: results depend on k only.
+  for (int64_t jc = 0; jc < g.n; jc += kNC) {
+    const int64_t nc = std::min(kNC, g.n - jc), n_panels = (nc + kNR - 1) / kNR;
+    for (int64_t pc = 0; pc < g.k; pc += kKC) {
+      const int64_t kc = std::min(kKC, g.k - pc), kp = (kc + 1) / 2;
       for (int64_t jp = 0; jp < n_panels; ++jp) {
-        const int64_t j0 = jp * kNR, nr = std::min(kNR, g.n - j0);
+        const int64_t j0 = jc + jp * kNR;
+        const float* src = g.trans_b ? g.b + j0 * g.ldb + pc : g.b + pc * g.ldb + j0;
+        pack_panel(src, g.ldb, g.trans_b, std::min(kNR, g.n - j0), kNR, kc, buf.b.data() + jp * kNR * kp);
+      }
+      const float beta_c = pc == 0 ? g.beta : 1.0f;
+      for (int64_t ic = 0; ic < g.m; ic += kMC) {
+        const int64_t mc = std::min(kMC, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
         for (int64_t ip = 0; ip < m_panels; ++ip) {
           const int64_t i0 = ic + ip * kMR;
-          micro_kernel(kp, buf.a.data() + ip * kMR * kp, buf.b.data() + jp * kNR * kp, g.c + i0 * g.ldc + j0, g.ldc,
-                       std::min(kMR, g.m - i0), nr, g.alpha, beta_c);
+          const float* src = g.trans_a ? g.a + pc * g.lda + i0 : g.a + i0 * g.lda + pc;
+          pack_panel(src, g.lda, !g.trans_a, std::min(kMR, g.m - i0), kMR, kc, buf.a.data() + ip * kMR * kp);
+        }
+        for (int64_t jp = 0; jp < n_panels; ++jp) {
+          const int64_t j0 = jc + jp * kNR, nr = std::min(kNR, g.n - j0);
+          for (int64_t ip = 0; ip < m_panels; ++ip) {
+            const int64_t i0 = ic + ip * kMR;
+            micro_kernel(kp, buf.a.data() + ip * kMR * kp, buf.b.data() + jp * kNR * kp, g.c + i0 * g.ldc + j0,
+                         g.ldc, std::min(kMR, g.m - i0), nr, g.alpha, beta_c);
+          }
         }
       }
     }

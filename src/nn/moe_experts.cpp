@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nn/gemm.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "nn/ops.hpp"
 
 namespace trex::nn {
@@ -14,16 +15,22 @@ namespace {
 
 constexpr int64_t kBlockRows = 128;  // rows per task: a block's g, u (128 x f) stay in L2 between the GEMMs
 
+// With bf16 matrix products each GEMM call converts and packs its weight operand (gemm_bf16.hpp), so a task
+// re-reads 3 expert matrices (1.5 MB fp32 at d 256, f 512) for its rows: at 128 rows that packing cost ~30% of
+// the tasks' GEMM time. Blocks of 512 rows (about a whole expert at the bench shape) pack each weight once or twice.
+int64_t block_rows() { return bf16_matmul_active() ? 512 : kBlockRows; }
+
 struct Task {
   int64_t expert, r0, r1;
 };
 
 // (expert, row block) tasks, largest experts first so the dynamic schedule ends balanced.
-void make_tasks(std::span<const ExpertWeights> experts, const int64_t* offsets, std::vector<Task>& tasks) {
+void make_tasks(std::span<const ExpertWeights> experts, const int64_t* offsets, int64_t rows_per_task,
+                std::vector<Task>& tasks) {
   tasks.clear();
   for (int64_t e = 0; e < int64_t(experts.size()); ++e)
-    for (int64_t r = offsets[e]; r < offsets[e + 1]; r += kBlockRows)
-      tasks.push_back(Task{e, r, std::min(offsets[e + 1], r + kBlockRows)});
+    for (int64_t r = offsets[e]; r < offsets[e + 1]; r += rows_per_task)
+      tasks.push_back(Task{e, r, std::min(offsets[e + 1], r + rows_per_task)});
 }
 
 void scale_rows(const float* h, const float* w, float* hw, int64_t rows, int64_t f) {
@@ -43,14 +50,15 @@ void experts_forward(std::span<const ExpertWeights> experts, const int64_t* offs
   const int64_t d = s.d, f = s.f;
   const auto mark = scratch.mark();
   const int threads = parallel_ok() ? omp_get_max_threads() : 1;
-  float* hw_all = scratch.floats(threads * kBlockRows * f);  // per thread: (w * h) of the current block
+  const int64_t br = block_rows();
+  float* hw_all = scratch.floats(threads * br * f);  // per thread: (w * h) of the current block
   std::vector<Task> tasks;
-  make_tasks(experts, offsets, tasks);
+  make_tasks(experts, offsets, br, tasks);
   const int64_t nt = int64_t(tasks.size());
   gemm_batch({});  // makes OpenBLAS single-threaded before the tasks call it
 #pragma omp parallel num_threads(threads)
   {
-    float* hw = hw_all + omp_get_thread_num() * kBlockRows * f;
+    float* hw = hw_all + omp_get_thread_num() * br * f;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < nt; ++t) {
       const Task& k = tasks[size_t(t)];
@@ -100,15 +108,16 @@ void experts_backward(std::span<const ExpertWeights> experts, const int64_t* off
   float* dg = scratch.floats(rows * f);
   float* du = scratch.floats(rows * f);
   std::vector<Task> tasks;
-  make_tasks(experts, offsets, tasks);
+  const int64_t br = block_rows();
+  make_tasks(experts, offsets, br, tasks);
   const int64_t nt = int64_t(tasks.size());
   gemm_batch({});
   // 1. per row block: dhw = dy W2, dw = <dhw, h>, dh = w dhw, (dg, du) = SwiGLU', dx = dg W1 + du W3
   const int threads = parallel_ok() ? omp_get_max_threads() : 1;
-  float* dhw_all = scratch.floats(threads * kBlockRows * f);
+  float* dhw_all = scratch.floats(threads * br * f);
 #pragma omp parallel num_threads(threads)
   {
-    float* dhw = dhw_all + omp_get_thread_num() * kBlockRows * f;
+    float* dhw = dhw_all + omp_get_thread_num() * br * f;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < nt; ++t) {
       const Task& k = tasks[size_t(t)];

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "nn/gemm_bf16.hpp"
 #include "util/rng.hpp"
 
 namespace {
@@ -20,10 +21,9 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, floa
     ASSERT_NEAR(a[i], b[i], tol * (1 + std::fabs(b[i]))) << what << " element " << i;
 }
 
-TEST(MoeExperts, GroupedMatchesReference) {
+void grouped_matches_reference(const std::vector<int64_t>& offsets) {
   trex::Rng rng(5);
   const int64_t d = 48, f = 80, E = 5;
-  const std::vector<int64_t> offsets = {0, 300, 300, 317, 590, 601};  // expert 1 empty; blocks of 128 + tails
   const int64_t rows = offsets.back();
   auto rnd = [&](int64_t n, double scale) {
     std::vector<float> v(static_cast<size_t>(n));
@@ -68,6 +68,17 @@ TEST(MoeExperts, GroupedMatchesReference) {
   double gsum = 0;
   for (float v : G1[3]) gsum += std::fabs(v);  // expert 1 has no rows: its gradients stay 0
   EXPECT_EQ(gsum, 0.0);
+}
+
+TEST(MoeExperts, GroupedMatchesReference) {
+  grouped_matches_reference({0, 300, 300, 317, 590, 601});  // expert 1 empty; blocks of 128 + tails
+}
+
+// Under bf16 matrix products (nn/gemm_bf16.hpp) the tasks take blocks of 512 rows; both paths use the bf16 GEMM.
+TEST(MoeExperts, GroupedMatchesReferenceWithBf16Matmul) {
+  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16";
+  trex::nn::Bf16MatmulScope bf16;
+  grouped_matches_reference({0, 1100, 1100, 1117, 1390, 1401});  // blocks of 512 + tails, an empty expert
 }
 
 }  // namespace
