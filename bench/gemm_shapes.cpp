@@ -1,6 +1,11 @@
 // GFLOP/s of the GEMMs at the `bench` preset's training shapes (8 x 256 tokens, d 256, f 512, V 4096, routed
 // experts ~512 rows each), single-threaded (rates from thread CPU time, best call), fp32 (OpenBLAS sgemm) vs the AVX512_BF16 kernel (gemm_bf16). Prints
 // one line per shape plus the load average (the machine is shared). Usage: bench_gemm_shapes [REPEATS]
+// GCC 12's _mm512_reduce_add_ps uses an _mm512_undefined_ps() operand that -Wuninitialized flags (header false
+// positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
 #include <omp.h>
 
 #include <time.h>
@@ -16,6 +21,42 @@
 #include "nn/gemm_bf16.hpp"
 
 namespace {
+
+// Register-only loops of 24 independent accumulators: the FP32 FMA and BF16 dot rates this core delivers right
+// now. On the shared machine a busy SMT sibling halves them (MACHINE.md, idle: 220 / 443 GFLOP/s per core), so
+// the GEMM rates are printed beside them.
+#define TREX_R24(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
+  X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
+#define TREX_DECL(i) __m512 a##i = _mm512_set1_ps(seed + float(i));
+#define TREX_SUM(i) s = _mm512_add_ps(s, a##i);
+__attribute__((target("avx512f"), noinline)) float fma_loop(long n, float seed) {
+  TREX_R24(TREX_DECL)
+  const __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(0.0f);
+  for (long i = 0; i < n; ++i) {
+#define TREX_FMA(i) a##i = _mm512_fmadd_ps(a##i, x, y);
+    TREX_R24(TREX_FMA)
+  }
+  __m512 s = _mm512_setzero_ps();
+  TREX_R24(TREX_SUM)
+  return _mm512_reduce_add_ps(s);
+}
+__attribute__((target("avx512f,avx512bf16"), noinline)) float dot_loop(long n, float seed) {
+  TREX_R24(TREX_DECL)
+  const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_setzero_si512();
+  for (long i = 0; i < n; ++i) {
+#define TREX_DOT(i) a##i = _mm512_dpbf16_ps(a##i, x, y);
+    TREX_R24(TREX_DOT)
+  }
+  __m512 s = _mm512_setzero_ps();
+  TREX_R24(TREX_SUM)
+  return _mm512_reduce_add_ps(s);
+}
+
+double thread_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 
 struct Shape {
   const char* what;
@@ -68,6 +109,18 @@ int main(int argc, char** argv) {
   std::string load;
   std::getline(std::ifstream("/proc/loadavg"), load);
   std::printf("load average: %s (1 thread per GEMM; rates from thread CPU time, best call)\n", load.c_str());
+  {
+    const long n = 20000000;
+    double t0 = thread_seconds();
+    volatile float r1 = fma_loop(n, 1.0f);
+    double t1 = thread_seconds();
+    volatile float r2 = dot_loop(n, 1.0f);
+    double t2 = thread_seconds();
+    (void)r1;
+    (void)r2;
+    std::printf("this core now: FP32 FMA %.0f GFLOP/s, BF16 dot %.0f GFLOP/s (register-only loops; idle machine: 220 / 443)\n",
+                double(n) * 24 * 32 / (t1 - t0) * 1e-9, double(n) * 24 * 64 / (t2 - t1) * 1e-9);
+  }
   std::printf("%-38s %10s %10s %7s\n", "shape (m x n x k)", "fp32 GF/s", "bf16 GF/s", "ratio");
   double t32 = 0, t16 = 0, fl = 0;
   for (const Shape& s : shapes) {
