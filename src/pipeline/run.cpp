@@ -31,9 +31,9 @@ struct Plan {
   // few hundred steps: with 32 every trained route wrote one family's program for every problem (23/24 answers
   // read keys the item lacks); with 256 the key list is in view and the answers follow the problem's family.
   int sliding_window = 256;
-  // SFT packs conversations into sequences of this length. A code_only conversation is 650-1,100 tokens: at
-  // 1,024 one fits per sequence, a quarter of the tokens are padding and 12% of the answers are cut; at 2,048
-  // two or three share a sequence (11% padding, none cut), so a step sees several times more answers.
+  // SFT packs conversations into sequences of this length. A code_only conversation is ~800 tokens, some over
+  // 1,024: at 1,024 one fits per sequence, a quarter of the tokens are padding and 12% of the answers are cut; at
+  // 2,048 two or three share a sequence (11% padding, none cut), so a step sees several times more answers.
   int sft_seq_len = 2048;
   double cpt_lr = 1e-3, sft_lr = 5e-4;  // short runs of a tiny model: higher than the trainer's 3e-4 default
 };
