@@ -93,13 +93,7 @@ model::Losses Pipeline::run(std::span<const model::Batch> micro, const std::func
       Timer t;
       const model::Losses l = model_.stage_forward(int(slot), b, l0, l1, input);
       stats_.compute_seconds += t.seconds();
-      sum.total += l.total * inv;
-      sum.ce += l.ce * inv;
-      sum.mtp += l.mtp * inv;
-      sum.balance += l.balance * inv;
-      sum.indexer += l.indexer * inv;
-      sum.ce_count += l.ce_count;
-      sum.mtp_count += l.mtp_count;
+      sum.add_weighted(l, inv);
       if (stage_ + 1 < S) {
         auto out = model_.stage_output(int(slot));
         check_mpi(MPI_Isend(out.data(), int(out.size()), MPI_FLOAT, stage_ + 1, tag, comm_, &fwd_send_[slot]),

@@ -40,6 +40,17 @@ struct Losses {
   double balance = 0;  // sequence-balance loss, alpha included (§16.6)
   double indexer = 0;  // indexer KL loss, coefficient included (§16.5); trains the indexer only
   int64_t ce_count = 0, mtp_count = 0;  // counted target pairs
+
+  // Adds `weight` x l's losses and l's counts (micro-batch means: weight = 1 / micro-batches).
+  void add_weighted(const Losses& l, double weight) {
+    total += l.total * weight;
+    ce += l.ce * weight;
+    mtp += l.mtp * weight;
+    balance += l.balance * weight;
+    indexer += l.indexer * weight;
+    ce_count += l.ce_count;
+    mtp_count += l.mtp_count;
+  }
 };
 
 class Model {

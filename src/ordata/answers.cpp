@@ -100,10 +100,10 @@ std::string check_data_files(const std::vector<DataFile>& files, const Json& dat
   return "";
 }
 
-std::string extract_lp_block(const std::string& text) {
+std::string extract_fenced_block(const std::string& text, const std::string& lang) {
   std::string best;
   size_t pos = 0;
-  const std::string open = "```lp\n";
+  const std::string open = "```" + lang + "\n";
   while ((pos = text.find(open, pos)) != std::string::npos) {
     size_t start = pos + open.size();
     size_t end = text.find("```", start);
@@ -113,6 +113,8 @@ std::string extract_lp_block(const std::string& text) {
   }
   return best;
 }
+
+std::string extract_lp_block(const std::string& text) { return extract_fenced_block(text, "lp"); }
 
 std::optional<Flaw> make_flaw(const Instance& in, const Verification& v, Rng& rng) {
   std::vector<std::string> kinds = {"wrong_var_type", "wrong_sense", "missing_constraint", "wrong_coefficient"};

@@ -52,6 +52,8 @@ std::string check_answer(const TaskSample& sample, double objective);
 std::string check_data_files(const std::vector<DataFile>& files, const Json& data);
 
 // Longest ```lp fenced block of a text (empty when none): how the tests and the eval extract LPs.
+// The longest ```<lang> fenced block in text ("" when there is none).
+std::string extract_fenced_block(const std::string& text, const std::string& lang);
 std::string extract_lp_block(const std::string& text);
 
 }  // namespace trex::ordata

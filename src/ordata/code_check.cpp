@@ -1,6 +1,8 @@
 // CodeRunner (a long-lived Python worker per synth thread, solves answered in-process) and the code-answer check.
 #include "ordata/code_check.hpp"
 
+#include "ordata/answers.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -393,18 +395,6 @@ std::string check_code_answer(CodeRunner& runner, const std::string& code, const
   return reason;
 }
 
-std::string extract_python_block(const std::string& text) {
-  std::string best;
-  size_t pos = 0;
-  const std::string open = "```python\n";
-  while ((pos = text.find(open, pos)) != std::string::npos) {
-    size_t start = pos + open.size();
-    size_t end = text.find("```", start);
-    if (end == std::string::npos) break;
-    if (end - start > best.size()) best = text.substr(start, end - start);
-    pos = end + 3;
-  }
-  return best;
-}
+std::string extract_python_block(const std::string& text) { return extract_fenced_block(text, "python"); }
 
 }  // namespace trex::ordata

@@ -38,13 +38,7 @@ model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch
   const double inv = 1.0 / double(micro.size());
   for (const auto& b : micro) {
     model::Losses l = m.forward_backward(b);
-    sum.total += l.total * inv;
-    sum.ce += l.ce * inv;
-    sum.mtp += l.mtp * inv;
-    sum.balance += l.balance * inv;
-    sum.indexer += l.indexer * inv;
-    sum.ce_count += l.ce_count;
-    sum.mtp_count += l.mtp_count;
+    sum.add_weighted(l, inv);
   }
   if (micro.size() > 1)
     for (float& g : m.grads()) g *= float(inv);
