@@ -6,17 +6,22 @@
 // layout gives the same loss curve. Rank 0 writes one JSON line per step with the timing breakdown.
 //
 // Expert parallelism: the dp*ep ranks all take different rows of the global batch (the expert group's ranks are
-// data-parallel for everything but the routed experts); rank j of an expert group computes experts
-// [j*E/ep, (j+1)*E/ep) for the rows of the whole group. Parameters stay replicated in the flat store (a rank's
-// gradient of a foreign expert stays zero), so the one bucketed all-reduce over all dp*ep ranks sums each
-// expert's gradient over its dp owners, and every rank applies the same update.
+// data-parallel for everything but the routed experts); rank j of an expert group holds and computes experts
+// [j*E/ep, (j+1)*E/ep) for the rows of the whole group — weights, gradients and optimizer state of the other
+// experts live only on their owners (dist/model_shards.hpp). An expert's gradient is summed over the dp ranks
+// holding the same shard, the shared tensors' over the dp*ep ranks of the stage, both divided by dp*ep.
 //
 // Pipeline parallelism: the global batch is cut into --micro-batches micro-batches (each split over the data
 // ranks as above); the layers are split into pp stages balanced by per-layer FLOPs (dist/stage_plan.hpp) and the
 // micro-batches run through them in a 1F1B schedule (dist/pipeline.hpp). Every rank of a pipeline takes the
-// same rows. The bucketed all-reduce runs over the whole world (a stage's gradients are zero outside its layers;
-// the embedding is shared by the first stage and the MTP modules of the last) divided by dp*ep, so every rank
-// holds the full averaged gradient and ZeRO-1 shards the optimizer over all ranks.
+// same rows. A stage holds only its layers (the embedding on the first stage and, for MTP, the last; head and
+// MTP on the last); the embedding's gradient is summed over both ends.
+//
+// Every replica region's gradients go through the bucketed, overlapped all-reduce on its own communicator;
+// ZeRO-1 (train/sharded_optimizer.hpp, shared with `trex train`) shards each region's optimizer state over its
+// replicas and all-gathers the updated shards; the gradient-norm clip uses the global norm (each element once).
+// Checkpoints are gathered into the canonical one-process layout on rank 0 and scattered on resume, so any layout
+// resumes any other. Rank 0 prints each rank's memory (parameters + gradients + optimizer state) at start.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
