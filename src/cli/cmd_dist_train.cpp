@@ -170,7 +170,7 @@ int run(const Opts& o) {
     auto canon = optimizer.gather_canonical(model.store(), cfg, 0);
     if (rank == 0) {
       trex::train::CheckpointWrite w;
-      w.store = canon.store.get();
+      w.store = canon.store ? canon.store.get() : &model.store();
       w.config = &cfg;
       w.m = canon.m;
       w.v = canon.v;
@@ -252,6 +252,7 @@ int run(const Opts& o) {
                             {"compute_seconds", compute}, {"comm_exposed_seconds", comm},
                             {"bubble_seconds", bubble}, {"buckets", st.buckets}, {"mpi_tests", st.tests},
                             {"pipeline_messages", pipeline.stats().messages}};
+      if (step == first_step) rec["memory_per_rank"] = memory;  // once, at the start
       std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
       std::fflush(metrics.get());
     }

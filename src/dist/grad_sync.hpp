@@ -40,12 +40,11 @@ struct GradSyncStats {
 
 class GradSync {
  public:
-  // average_over: the sum is divided by this (0: the group size). Under pipeline parallelism the group is the
-  // whole world (each stage contributes its layers' gradients, zeros elsewhere) but only dp*ep ranks see
-  // different data: the sum over the world divided by dp*ep is the data-parallel mean of every tensor.
+  // average_over: the sum is divided by this (0: the group size). One replicated model over `pg`.
   GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats = kMaxMessageFloats,
            int average_over = 0);
-  // Sharded model: each region's gradients are summed over its group, then everything is divided by average_over.
+  // Sharded model: each region's gradients are summed over its replica group, then everything is divided by
+  // average_over = dp*ep (only the data ranks see different rows; see model_shards.hpp).
   GradSync(const std::vector<ParamRegion>& regions, model::Model& model, bool overlap, int64_t max_bucket_floats,
            int average_over);
   ~GradSync();

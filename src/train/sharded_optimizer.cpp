@@ -41,15 +41,15 @@ ShardedOptimizer::ShardedOptimizer(const model::ParamStore& store, std::vector<T
     std::vector<TensorSlot> mine;
     for (const TensorSlot& s : slots) {
       if (s.offset < r.begin || s.offset >= r.end) continue;
-      if (s.offset >= sb && s.offset < se) {
-        if (s.trainable) part.norm.emplace_back(s.offset, s.numel);
-        const auto& info = store.info(s.name);
-        part.owned.push_back({s.offset, info.canonical_offset, s.numel, info.canonical_index});
-      }
       if (s.offset < part.opt_begin || s.offset >= part.opt_begin + part.opt_count) continue;
       if (s.trainable) part.updated.emplace_back(s.offset, s.numel);
       mine.push_back(s);
       mine.back().offset -= part.opt_begin;
+      if (s.offset >= sb && s.offset < se) {  // this rank's shard (inside the optimizer's range)
+        if (s.trainable) part.norm.emplace_back(s.offset, s.numel);
+        const auto& info = store.info(s.name);
+        part.owned.push_back({s.offset, info.canonical_offset, s.numel, info.canonical_index, mine.size() - 1});
+      }
     }
     part.opt = std::make_unique<Optimizer>(std::move(mine), part.opt_count, cfg);
     parts_.push_back(std::move(part));
@@ -113,24 +113,21 @@ void ShardedOptimizer::load_state(const std::filesystem::path& dir, const model:
     if (view.info->dtype != model::DType::F32 || view.bytes.size() != want)
       throw Error(fmt::format("{}: optimizer tensor '{}' has {} bytes, the model needs {} (different model?)",
                               f.source(), name, view.bytes.size(), want));
-    const auto* src = reinterpret_cast<const std::byte*>(view.bytes.data());
+    const std::byte* src = view.bytes.data();
+    const bool is_m = name[0] == 'm';
     for (Part& p : parts_) {
-      std::span<float> dst = name[0] == 'm' ? p.opt->state_m() : p.opt->state_v();
-      for (const TensorSlot& s : p.opt->tensors()) {
-        const int64_t canon = store.info(s.name).canonical_offset;
-        std::memcpy(dst.data() + s.offset, src + canon * int64_t(sizeof(float)), size_t(s.numel) * sizeof(float));
+      std::span<float> dst = is_m ? p.opt->state_m() : p.opt->state_v();
+      const auto& ts = p.opt->tensors();
+      for (size_t i = 0; i < ts.size(); ++i) {
+        const int64_t at = is_m ? p.opt->m_offset(i) : p.opt->v_offset(i);
+        if (at < 0) continue;  // keeps no such state
+        const int64_t canon = store.info(ts[i].name).canonical_offset;
+        std::memcpy(dst.data() + at, src + canon * int64_t(sizeof(float)), size_t(ts[i].numel) * sizeof(float));
       }
     }
   }
 }
 
-bool ShardedOptimizer::canonical_in_place(const model::ParamStore& store) const {
-  return !world_ && parts_.size() == 1 && !store.sharded() && parts_[0].opt_begin == 0 &&
-         parts_[0].opt_count == int64_t(store.params().size());
-}
-
-std::span<const float> ShardedOptimizer::state_m() const { return parts_.at(0).opt->state_m(); }
-std::span<const float> ShardedOptimizer::state_v() const { return parts_.at(0).opt->state_v(); }
 
 namespace {
 
@@ -163,8 +160,23 @@ std::vector<T> gather_pieces(const std::vector<T>& mine, dist::MpiProcessGroup* 
 
 ShardedOptimizer::Canonical ShardedOptimizer::gather_canonical(const model::ParamStore& store,
                                                                const model::ModelConfig& cfg, int root) const {
+  Canonical out;
+  if (!world_ && !store.sharded()) {  // one process: the store is canonical; only the moments are laid out
+    out.m.assign(size_t(store.canonical_numel()), 0.0f);
+    out.v.assign(out.m.size(), 0.0f);
+    for (const Part& p : parts_) {
+      auto m = p.opt->state_m(), v = p.opt->state_v();
+      for (const auto& o : p.owned) {
+        const int64_t mo = p.opt->m_offset(o.tensor), vo = p.opt->v_offset(o.tensor);
+        if (mo >= 0) std::copy_n(m.begin() + mo, o.numel, out.m.begin() + o.canonical);
+        if (vo >= 0) std::copy_n(v.begin() + vo, o.numel, out.v.begin() + o.canonical);
+      }
+    }
+    return out;
+  }
   // Each rank sends the tensors of its shards (every tensor has exactly one such owner): canonical index,
-  // then weights, m and v per tensor; and every hash table it holds (replicas are identical).
+  // then weights, m and v per tensor (zeros for state the tensor does not keep); and every hash table it holds
+  // (replicas are identical).
   std::vector<int64_t> index, int_index, ints;
   std::vector<float> floats;
   auto params = store.params();
@@ -172,10 +184,12 @@ ShardedOptimizer::Canonical ShardedOptimizer::gather_canonical(const model::Para
     auto m = p.opt->state_m(), v = p.opt->state_v();
     for (const auto& o : p.owned) {
       index.push_back(o.canonical_index);
-      const int64_t s = o.local - p.opt_begin;  // offset in the optimizer's state
       floats.insert(floats.end(), params.begin() + o.local, params.begin() + o.local + o.numel);
-      floats.insert(floats.end(), m.begin() + s, m.begin() + s + o.numel);
-      floats.insert(floats.end(), v.begin() + s, v.begin() + s + o.numel);
+      for (const auto& [state, at] : {std::pair{m, p.opt->m_offset(o.tensor)}, std::pair{v, p.opt->v_offset(o.tensor)}})
+        if (at >= 0)
+          floats.insert(floats.end(), state.begin() + at, state.begin() + at + o.numel);
+        else
+          floats.insert(floats.end(), size_t(o.numel), 0.0f);
     }
   }
   for (const auto& p : store.int_table()) {
@@ -186,7 +200,6 @@ ShardedOptimizer::Canonical ShardedOptimizer::gather_canonical(const model::Para
   const auto all_floats = gather_pieces(floats, world_, root, MPI_FLOAT);
   const auto all_int_index = gather_pieces(int_index, world_, root, MPI_INT64_T);
   const auto all_ints = gather_pieces(ints, world_, root, MPI_INT64_T);
-  Canonical out;
   if (world_ && world_->rank() != root) return out;
   out.store = std::make_unique<model::ParamStore>(cfg, model::ParamPlacement{}, /*with_grads=*/false);
   const auto& table = out.store->canonical_table();

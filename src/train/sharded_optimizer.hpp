@@ -51,17 +51,13 @@ class ShardedOptimizer {
   void load_state(const std::filesystem::path& dir, const model::ParamStore& store);
 
   // Canonical weights and moments (collective over the world). On `root`: store = a full unsharded copy
-  // (weights and hash tables), m and v canonical; elsewhere empty. One process, unsharded: use canonical_in_place.
+  // (weights and hash tables) — or nullptr in one process with an unsharded store, which is canonical already —
+  // and m, v in the canonical layout (zeros where a tensor keeps no state); elsewhere all empty.
   struct Canonical {
     std::unique_ptr<model::ParamStore> store;
     std::vector<float> m, v;
   };
   Canonical gather_canonical(const model::ParamStore& store, const model::ModelConfig& cfg, int root) const;
-  // True when the local store and the state are already canonical (one process, one region, no sharding): the
-  // checkpoint can be written straight from model.store() and state_m() / state_v().
-  bool canonical_in_place(const model::ParamStore& store) const;
-  std::span<const float> state_m() const;  // canonical_in_place only
-  std::span<const float> state_v() const;
 
  private:
   struct Part {
@@ -73,6 +69,7 @@ class ShardedOptimizer {
     TensorRanges updated;  // trainable tensors of the optimizer's range (absolute): what clipping scales
     struct Owned {
       int64_t local = 0, canonical = 0, numel = 0, canonical_index = 0;
+      size_t tensor = 0;  // index in opt->tensors()
     };
     std::vector<Owned> owned;  // every tensor of this rank's shard: what it contributes to a checkpoint
   };

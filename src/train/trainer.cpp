@@ -345,8 +345,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   auto save = [&](double train_seconds) {
     if (D) D->beat("checkpoint");
     // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0.
-    ShardedOptimizer::Canonical canon;
-    if (!optimizer.canonical_in_place(model.store())) canon = optimizer.gather_canonical(model.store(), cfg, 0);
+    const ShardedOptimizer::Canonical canon = optimizer.gather_canonical(model.store(), cfg, 0);
     if (!lead) {
       D->data->barrier();  // rank 0 writes; nobody runs ahead while it does
       return;
@@ -354,8 +353,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     CheckpointWrite w;
     w.store = canon.store ? canon.store.get() : &model.store();
     w.config = &cfg;
-    w.m = canon.store ? std::span<const float>(canon.m) : optimizer.state_m();
-    w.v = canon.store ? std::span<const float>(canon.v) : optimizer.state_v();
+    w.m = canon.m;
+    w.v = canon.v;
     w.state = state_json(train_seconds);
     w.pause_ms = o.checkpoint_pause_ms;
     last_ckpt = write_checkpoint(o.out, done, w, o.keep);
@@ -477,6 +476,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                 {"tflops", tflops},            {"mfu", mfu}, {"expert_load_max_mean", ls.max_ratio},
                 {"expert_load_max_mean_per_block", ls.per_block}};
     if (verdict.skip) rec["skip_reason"] = verdict.reason;
+    if (step == first_step_of_process + 1) rec["memory_per_rank"] = memory;  // once per process, at its start
     if (D) {  // step decomposition: compute (the optimizer and the rest included) + exposed comm + bubble = step
       rec["layout"] = fmt::format("dp{} ep{} pp{}", o.dp, o.ep, o.pp);
       rec["compute_seconds"] = dt - comm_s - bubble_s;
