@@ -43,7 +43,7 @@ bool uses_adamw_under_muon(const TensorSlot& t) {
 }
 
 Optimizer::Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, OptimizerConfig config)
-    : tensors_(std::move(tensors)), cfg_(config), total_(total_numel) {
+    : tensors_(std::move(tensors)), cfg_(config) {
   int64_t biggest = 0, biggest_side = 0, nm = 0, nv = 0;
   for (const auto& t : tensors_) {
     if (t.offset < 0 || t.offset + t.numel > total_numel) throw Error("optimizer: tensor " + t.name + " out of range");
@@ -77,26 +77,6 @@ void Optimizer::step(std::span<float> params, std::span<const float> grads, doub
       muon_tensor(i, p, g, lr);
     else
       adamw_tensor(i, p, g, lr);
-  }
-}
-
-void Optimizer::export_state(std::span<float> m, std::span<float> v) const {
-  if (int64_t(m.size()) != total_ || int64_t(v.size()) != total_) throw Error("optimizer: export buffer size");
-  std::fill(m.begin(), m.end(), 0.0f);
-  std::fill(v.begin(), v.end(), 0.0f);
-  for (std::size_t i = 0; i < tensors_.size(); ++i) {
-    const TensorSlot& t = tensors_[i];
-    if (m_off_[i] >= 0) std::copy_n(m_.begin() + m_off_[i], t.numel, m.begin() + t.offset);
-    if (v_off_[i] >= 0) std::copy_n(v_.begin() + v_off_[i], t.numel, v.begin() + t.offset);
-  }
-}
-
-void Optimizer::import_state(std::span<const float> m, std::span<const float> v) {
-  if (int64_t(m.size()) != total_ || int64_t(v.size()) != total_) throw Error("optimizer: import buffer size");
-  for (std::size_t i = 0; i < tensors_.size(); ++i) {
-    const TensorSlot& t = tensors_[i];
-    if (m_off_[i] >= 0) std::copy_n(m.begin() + t.offset, t.numel, m_.begin() + m_off_[i]);
-    if (v_off_[i] >= 0) std::copy_n(v.begin() + t.offset, t.numel, v_.begin() + v_off_[i]);
   }
 }
 

@@ -54,15 +54,12 @@ class Optimizer {
   bool is_muon(std::size_t tensor_index) const { return muon_[tensor_index]; }
 
   // State for exact resume: first/second moments (AdamW) and momentum (Muon) share `m`; `v` is AdamW only.
-  // Compact buffers: tensor i's state starts at m_offset(i) / v_offset(i), -1 where it keeps none.
+  // Compact buffers: tensor i's state starts at m_offset(i) / v_offset(i), -1 where it keeps none. (Checkpoints
+  // keep the flat-buffer layout with zeros there: train/sharded_optimizer.hpp lays the state out.)
   std::span<float> state_m() { return m_; }
   std::span<float> state_v() { return v_; }
   int64_t m_offset(std::size_t tensor_index) const { return m_off_[tensor_index]; }
   int64_t v_offset(std::size_t tensor_index) const { return v_off_[tensor_index]; }
-  // The state in the flat-buffer layout (tensor offsets; zeros where a tensor keeps none: the checkpoint
-  // format), written into / read from m and v of total_numel floats each.
-  void export_state(std::span<float> m, std::span<float> v) const;
-  void import_state(std::span<const float> m, std::span<const float> v);
   void set_steps(int64_t t) { t_ = t; }
 
  private:
@@ -74,7 +71,6 @@ class Optimizer {
   OptimizerConfig cfg_;
   std::vector<float> m_, v_;
   std::vector<int64_t> m_off_, v_off_;
-  int64_t total_ = 0;
   // Newton-Schulz workspace, sized for the largest matrix once.
   std::vector<float> x_, a_, b_, tmp_;
   int64_t t_ = 0;
