@@ -42,6 +42,27 @@ void expect_same_curve(const std::vector<double>& ref, size_t ref_first, const s
   }
 }
 
+// The first metrics record of a run: it carries each rank's memory (parameters, gradients, optimizer state).
+nlohmann::json first_record(const fs::path& metrics) {
+  const std::string log = trex::read_file(metrics);
+  return nlohmann::json::parse(log.substr(0, log.find('\n')));
+}
+
+// Sharded ranks: each holds fewer parameters than one process, and every element's optimizer state lives on
+// exactly one rank (experts / stages split, ZeRO-1 over the replicas).
+void expect_split_memory(const nlohmann::json& one, const nlohmann::json& par, size_t ranks) {
+  ASSERT_EQ(one.at("memory_per_rank").size(), 1u);
+  ASSERT_EQ(par.at("memory_per_rank").size(), ranks);
+  const auto& whole = one.at("memory_per_rank")[0];
+  int64_t opt = 0;
+  for (const auto& r : par.at("memory_per_rank")) {
+    EXPECT_LT(r.at("param_bytes").get<int64_t>(), whole.at("param_bytes").get<int64_t>()) << r.dump();
+    EXPECT_EQ(r.at("grad_bytes"), r.at("param_bytes"));
+    opt += r.at("optimizer_bytes").get<int64_t>();
+  }
+  EXPECT_EQ(opt, whole.at("optimizer_bytes").get<int64_t>());
+}
+
 class TrainLayout : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -80,6 +101,7 @@ TEST_F(TrainLayout, ExpertParallelMatchesOneProcessAndItsCheckpointResumesInOneP
   const auto rec = nlohmann::json::parse(log.substr(0, log.find('\n')));
   for (const char* k : {"compute_seconds", "comm_exposed_seconds", "bubble_seconds"}) EXPECT_TRUE(rec.contains(k)) << k;
   EXPECT_EQ(rec.at("layout"), "dp1 ep2 pp1");
+  expect_split_memory(first_record(dir / "one" / "metrics.jsonl"), rec, 2);
   // resume the expert-parallel step-4 checkpoint in one process
   fs::create_directories(dir / "resume");
   fs::copy(dir / "ep" / "step-00000004", dir / "resume" / "step-00000004", fs::copy_options::recursive);
@@ -106,6 +128,7 @@ TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess
   const std::string log = trex::read_file(dir / "pp" / "metrics.jsonl");
   const auto rec = nlohmann::json::parse(log.substr(0, log.find('\n')));
   EXPECT_EQ(rec.at("layout"), "dp1 ep1 pp2");
+  expect_split_memory(first_record(dir / "one" / "metrics.jsonl"), rec, 2);
   EXPECT_GT(rec.at("bubble_seconds").get<double>(), 0.0) << "the first stage waits for the last one's gradients";
   fs::create_directories(dir / "resume");
   fs::copy(dir / "pp" / "step-00000004", dir / "resume" / "step-00000004", fs::copy_options::recursive);
