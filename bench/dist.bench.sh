@@ -5,7 +5,9 @@
 # with backward vs blocking after backward (--no-overlap), and the 2-rank expert-parallel step (--ep 2: token
 # dispatch/combine overlapped with the shared expert, vs --no-overlap) with its exposed-communication share, and
 # the 2-stage pipeline (--pp 2, 1F1B over 4 micro-batches of 2 rows) with its bubble and exposed-communication
-# shares (its 1-rank peer accumulates the same 4 micro-batches). Both sides run with the glibc malloc tunables of
+# shares (its 1-rank peer accumulates the same 4 micro-batches), and each layout's per-rank memory (parameters +
+# gradients + optimizer state: ep 2 holds half the routed experts, pp 2 its stage's layers, dp 2 half the
+# optimizer state under ZeRO-1). Both sides run with the glibc malloc tunables of
 # MACHINE.md §3-§4 (no MPI large-message cliff) and OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,4 +58,10 @@ print(f"pipeline (pp 2, 4 micro-batches, stages {pp['stages']}): warm step {pp['
       f"1 rank x 2 threads with the same micro-batches {onem['warm_step_seconds']:.3f} s, ratio "
       f"{pp['warm_step_seconds'] / onem['warm_step_seconds']:.2f}; bubble {100 * pp['bubble_share']:.1f}%, "
       f"exposed communication {100 * pp['comm_exposed_share']:.1f}% of the step")
+def mib(x): return x / 1048576
+print("per-rank memory, MiB (parameters + gradients + optimizer state = total):")
+for name, r in (("1 rank", one), ("dp 2 (ZeRO-1)", two), ("dp 2, no overlap", blk), ("ep 2", ep), ("pp 2", pp)):
+    print(f"  {name:18s}: " + "; ".join(
+        f"rank {m['rank']} {mib(m['param_bytes']):.1f} + {mib(m['grad_bytes']):.1f} + {mib(m['optimizer_bytes']):.1f}"
+        f" = {mib(m['total_bytes']):.1f}" for m in r["memory_per_rank"]))
 PY

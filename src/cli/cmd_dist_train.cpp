@@ -6,17 +6,22 @@
 // layout gives the same loss curve. Rank 0 writes one JSON line per step with the timing breakdown.
 //
 // Expert parallelism: the dp*ep ranks all take different rows of the global batch (the expert group's ranks are
-// data-parallel for everything but the routed experts); rank j of an expert group computes experts
-// [j*E/ep, (j+1)*E/ep) for the rows of the whole group. Parameters stay replicated in the flat store (a rank's
-// gradient of a foreign expert stays zero), so the one bucketed all-reduce over all dp*ep ranks sums each
-// expert's gradient over its dp owners, and every rank applies the same update.
+// data-parallel for everything but the routed experts); rank j of an expert group holds and computes experts
+// [j*E/ep, (j+1)*E/ep) for the rows of the whole group — weights, gradients and optimizer state of the other
+// experts live only on their owners (dist/model_shards.hpp). An expert's gradient is summed over the dp ranks
+// holding the same shard, the shared tensors' over the dp*ep ranks of the stage, both divided by dp*ep.
 //
 // Pipeline parallelism: the global batch is cut into --micro-batches micro-batches (each split over the data
 // ranks as above); the layers are split into pp stages balanced by per-layer FLOPs (dist/stage_plan.hpp) and the
 // micro-batches run through them in a 1F1B schedule (dist/pipeline.hpp). Every rank of a pipeline takes the
-// same rows. The bucketed all-reduce runs over the whole world (a stage's gradients are zero outside its layers;
-// the embedding is shared by the first stage and the MTP modules of the last) divided by dp*ep, so every rank
-// holds the full averaged gradient and ZeRO-1 shards the optimizer over all ranks.
+// same rows. A stage holds only its layers (the embedding on the first stage and, for MTP, the last; head and
+// MTP on the last); the embedding's gradient is summed over both ends.
+//
+// Every replica region's gradients go through the bucketed, overlapped all-reduce on its own communicator;
+// ZeRO-1 (train/sharded_optimizer.hpp, shared with `trex train`) shards each region's optimizer state over its
+// replicas and all-gathers the updated shards; the gradient-norm clip uses the global norm (each element once).
+// Checkpoints are gathered into the canonical one-process layout on rank 0 and scattered on resume, so any layout
+// resumes any other. Rank 0 prints each rank's memory (parameters + gradients + optimizer state) at start.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +40,7 @@
 #include "dist/grad_sync.hpp"
 #include "dist/layout.hpp"
 #include "dist/mpi_process_group.hpp"
+#include "dist/model_shards.hpp"
 #include "dist/mpi_runtime.hpp"
 #include "dist/pipeline.hpp"
 #include "dist/watchdog.hpp"
@@ -44,6 +50,8 @@
 #include "model/model_info.hpp"
 #include "model/checkpoint.hpp"
 #include "train/optimizer.hpp"
+#include "train/sharded_optimizer.hpp"
+#include "train/train_step.hpp"
 #include "train/train_checkpoint.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
@@ -91,7 +99,6 @@ int run(const Opts& o) {
   const trex::dist::Layout layout{o.dp, o.ep, o.pp};
   trex::dist::validate_layout(layout, mpi.world_size());
   const int data_ranks = o.dp * o.ep;  // ranks that take different rows of the batch
-  const int world = layout.world();
   if (o.micro_batches < 1) throw trex::Error("--micro-batches must be >= 1");
   if (o.global_batch % (o.micro_batches * data_ranks) != 0)
     throw trex::Error(fmt::format("--global-batch {} is not divisible by micro-batches * dp * ep = {} * {}",
@@ -119,80 +126,54 @@ int run(const Opts& o) {
   if (cfg.n_routed_experts % o.ep != 0)
     throw trex::Error(fmt::format("--ep {} does not divide the {} routed experts of {}", o.ep,
                                   cfg.n_routed_experts, o.config));
-  trex::model::Model model(cfg, &dp_group);  // routing statistics are summed over all data ranks
+  const auto plan = trex::dist::plan_stages(cfg, o.seq_len, o.pp);
+  trex::dist::ReplicaGroups replicas(layout, coords);  // the communicators of each tensor's replicas
+  // This rank holds its stage's layers and, under expert parallelism, its own routed experts only.
+  trex::model::Model model(cfg, &dp_group, trex::dist::make_placement(cfg, layout, coords, plan));
   if (o.ep > 1)
     model.set_expert_group(&ep_group);
   else
     model.set_expert_group(&trex::model::single_process_group());  // every rank computes every expert
   model.init(o.seed);
-  trex::dist::Pipeline pipeline(pp_comm, model, trex::dist::plan_stages(cfg, o.seq_len, o.pp));
+  trex::dist::Pipeline pipeline(pp_comm, model, plan);
   MPI_Comm_free(&pp_comm);
   if (rank == 0 && o.pp > 1)
     std::fprintf(stderr, "trex dist-train: %d pipeline stages, 1F1B over %lld micro-batches: %s\n", o.pp,
                  (long long)o.micro_batches, pipeline.plan().str().c_str());
 
-  // ZeRO-1: this rank's optimizer covers its shard only (offsets rebased to the shard start).
-  // (Every rank holds the full averaged gradient, pipeline stages included: the shards span the world.)
-  const auto shards = o.no_zero ? trex::dist::ShardPlan{std::vector<int64_t>(size_t(world), 0),
-                                                       std::vector<int64_t>(size_t(world),
-                                                                            int64_t(model.params().size()))}
-                                : trex::dist::plan_zero_shards(model.param_table(), int64_t(model.params().size()),
-                                                               world);
-  const int64_t sb = shards.begin[size_t(rank)], sc = shards.count[size_t(rank)];
-  std::vector<trex::train::TensorSlot> slots;
-  std::vector<std::pair<int64_t, int64_t>> trainable;
-  for (const auto& p : model.param_table()) {
-    if (p.trainable) trainable.emplace_back(p.offset, p.numel);
-    if (p.offset < sb || p.offset >= sb + sc) continue;
-    trex::train::TensorSlot s;
-    s.name = p.name;
-    s.offset = p.offset - sb;
-    s.numel = p.numel;
-    s.ndim = int(p.shape.size());
-    s.rows = p.shape.empty() ? 1 : p.shape[0];
-    s.cols = s.rows > 0 ? p.numel / s.rows : 1;
-    s.trainable = p.trainable;
-    slots.push_back(std::move(s));
-  }
+  // ZeRO-1 over each replica region (train/sharded_optimizer.hpp, the code `trex train` runs too).
+  const auto regions = replicas.regions(model.store());
   trex::train::OptimizerConfig ocfg;
   ocfg.kind = trex::train::parse_optimizer(o.optimizer);
-  trex::train::Optimizer optimizer(std::move(slots), sc, ocfg);
+  trex::train::TensorRanges updated;
+  trex::train::ShardedOptimizer optimizer(model.store(), trex::train::optimizer_slots(model, false, updated), regions,
+                                          ocfg, !o.no_zero, &dp_group);
+  const auto memory = trex::train::report_memory(model.store(), optimizer, &dp_group, "trex dist-train");
 
-  // Resume from a checkpoint in the canonical layout (full weights, full optimizer moments): every rank loads it
-  // and keeps its own ZeRO shard of the moments, whatever layout wrote it.
+  // Resume from a checkpoint in the canonical layout (full weights, full optimizer moments), whatever layout
+  // wrote it: every rank reads the tensors it holds and its own ZeRO slices of the moments.
   int64_t first_step = 1;
   std::optional<std::filesystem::path> last_ckpt;
   if (o.resume) {
     last_ckpt = trex::train::latest_checkpoint(o.out);
     if (!last_ckpt) throw trex::Error("--resume: " + o.out + " holds no checkpoint (no latest)");
     trex::model::load_weights(*last_ckpt, model.store());
-    std::vector<float> m(model.params().size()), v(model.params().size());
-    trex::train::load_optimizer_state(*last_ckpt, m, v);
-    std::copy(m.begin() + sb, m.begin() + sb + sc, optimizer.state_m().begin());
-    std::copy(v.begin() + sb, v.begin() + sb + sc, optimizer.state_v().begin());
+    optimizer.load_state(*last_ckpt, model.store());
     const auto st = trex::parse_json_file(*last_ckpt / "trainer_state.json");
     first_step = st.at("step").get<int64_t>() + 1;
     optimizer.set_steps(st.at("optimizer_steps").get<int64_t>());
   }
-  // Saving gathers the optimizer moments of every shard into the canonical full-length buffers on all ranks
-  // (all-gather of the ZeRO ranges), then rank 0 writes the checkpoint atomically (train_checkpoint.hpp).
-  std::vector<float> full_m, full_v;
+  // Saving gathers every tensor's weights and moments from its shard owner into a canonical copy on rank 0,
+  // which writes the checkpoint atomically (train_checkpoint.hpp).
   auto save = [&](int64_t step) {
     watchdog.beat("checkpoint");
-    full_m.assign(model.params().size(), 0.0f);
-    full_v.assign(model.params().size(), 0.0f);
-    std::copy(optimizer.state_m().begin(), optimizer.state_m().end(), full_m.begin() + sb);
-    std::copy(optimizer.state_v().begin(), optimizer.state_v().end(), full_v.begin() + sb);
-    if (!o.no_zero) {
-      dp_group.all_gather_ranges(full_m, shards.begin, shards.count);
-      dp_group.all_gather_ranges(full_v, shards.begin, shards.count);
-    }
+    auto canon = optimizer.gather_canonical(model.store(), cfg, 0);
     if (rank == 0) {
       trex::train::CheckpointWrite w;
-      w.store = &model.store();
+      w.store = canon.store ? canon.store.get() : &model.store();
       w.config = &cfg;
-      w.m = full_m;
-      w.v = full_v;
+      w.m = canon.m;
+      w.v = canon.v;
       w.state = {{"step", step}, {"optimizer_steps", optimizer.steps()}, {"layout", layout.str()},
                  {"run", {{"config", o.config}, {"seed", o.seed}, {"global_batch", o.global_batch},
                           {"seq_len", o.seq_len}, {"steps", o.steps},
@@ -202,7 +183,7 @@ int run(const Opts& o) {
     dp_group.barrier();  // nobody runs ahead (or dies) while rank 0 may still be writing
   };
 
-  trex::dist::GradSync sync(dp_group, model, !o.no_overlap, int64_t(o.bucket_mb * 262144.0), data_ranks);
+  trex::dist::GradSync sync(regions, model, !o.no_overlap, int64_t(o.bucket_mb * 262144.0), data_ranks);
   const int64_t mb_rows = o.global_batch / o.micro_batches, local_b = mb_rows / data_ranks;
   std::vector<std::vector<int32_t>> tokens(size_t(o.micro_batches), std::vector<int32_t>(size_t(local_b * o.seq_len)));
   std::vector<trex::model::Batch> micro(size_t(o.micro_batches));
@@ -252,23 +233,14 @@ int run(const Opts& o) {
     const double bubble = pipeline.stats().bubble_seconds;
     double comm = comm_timer.seconds() + st.exposed_seconds + ep_wait;
 
-    double sq = 0;
-    for (auto [off, n] : trainable)
-      for (int64_t i = off; i < off + n; ++i) sq += double(grads[size_t(i)]) * double(grads[size_t(i)]);
-    const double gnorm = std::sqrt(sq);
+    const double gnorm = optimizer.grad_norm(grads);  // every element once, over the world
     if (!std::isfinite(red[0]) || !std::isfinite(gnorm))
       throw trex::Error(fmt::format("non-finite loss {} or gradient norm {} at step {}", red[0], gnorm, step));
-    if (o.clip > 0 && gnorm > o.clip) {
-      const float s = float(o.clip / gnorm);
-      for (float& g : grads) g *= s;
-    }
     watchdog.beat("optimizer");
     const double lr = trex::train::lr_at(step - 1, o.steps / 10, o.steps, o.lr, o.lr / 10);
-    optimizer.step(params.subspan(size_t(sb), size_t(sc)), grads.subspan(size_t(sb), size_t(sc)), lr);
-    trex::Timer gather_timer;
-    if (!o.no_zero) dp_group.all_gather_ranges(params, shards.begin, shards.count);
+    optimizer.update(params, grads, gnorm, o.clip, lr);
     model.update_gate_bias();  // loads summed over the data-parallel group inside
-    comm += gather_timer.seconds();
+    comm += optimizer.gather_seconds();
     const double dt = step_timer.seconds();
     const double compute = dt - comm - bubble;  // forward, backward, optimizer: the rest of the step
     if (step > first_step) sum_compute += compute, sum_comm += comm, sum_bubble += bubble, sum_step += dt;
@@ -280,6 +252,7 @@ int run(const Opts& o) {
                             {"compute_seconds", compute}, {"comm_exposed_seconds", comm},
                             {"bubble_seconds", bubble}, {"buckets", st.buckets}, {"mpi_tests", st.tests},
                             {"pipeline_messages", pipeline.stats().messages}};
+      if (step == first_step) rec["memory_per_rank"] = memory;  // once, at the start
       std::fprintf(metrics.get(), "%s\n", rec.dump().c_str());
       std::fflush(metrics.get());
     }
@@ -300,7 +273,8 @@ int run(const Opts& o) {
                                        {"comm_exposed_share", share},
                                        {"bubble_seconds", sum_bubble},
                                        {"bubble_share", sum_step > 0 ? sum_bubble / sum_step : 0.0},
-                                       {"stages", pipeline.plan().str()}}
+                                       {"stages", pipeline.plan().str()},
+                                       {"memory_per_rank", memory}}
                               .dump()
                               .c_str());
   }

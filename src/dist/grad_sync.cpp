@@ -54,9 +54,30 @@ std::vector<GradBucket> plan_grad_buckets(const std::vector<model::ParamInfo>& t
 
 GradSync::GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats,
                    int average_over)
-    : pg_(pg), model_(model), overlap_(overlap), average_over_(average_over > 0 ? average_over : pg.size()) {
-  buckets_ = plan_grad_buckets(model.param_table(), model.config().num_hidden_layers,
-                               int64_t(model.grads().size()), max_bucket_floats);
+    : GradSync({ParamRegion{0, int64_t(model.grads().size()), &pg, 0}}, model, overlap, max_bucket_floats,
+               average_over > 0 ? average_over : pg.size()) {}
+
+GradSync::GradSync(const std::vector<ParamRegion>& regions, model::Model& model, bool overlap,
+                   int64_t max_bucket_floats, int average_over)
+    : model_(model), overlap_(overlap), average_over_(std::max(average_over, 1)) {
+  for (const ParamRegion& r : regions) {
+    std::vector<model::ParamInfo> sub;  // the region's tensors, offsets relative to its start
+    for (const auto& p : model.param_table())
+      if (p.offset >= r.begin && p.offset < r.end) {
+        sub.push_back(p);
+        sub.back().offset -= r.begin;
+      }
+    const MPI_Comm comm = r.group && r.group->size() > 1 ? r.group->comm() : MPI_COMM_NULL;
+    any_comm_ = any_comm_ || comm != MPI_COMM_NULL;
+    for (GradBucket b : plan_grad_buckets(sub, model.config().num_hidden_layers, r.end - r.begin, max_bucket_floats)) {
+      b.begin += r.begin;
+      b.end += r.begin;
+      b.comm = comm;
+      if (comm != MPI_COMM_NULL) buckets_.push_back(b);
+    }
+  }
+  std::stable_sort(buckets_.begin(), buckets_.end(),
+                   [](const GradBucket& a, const GradBucket& b) { return a.event < b.event; });
   requests_.assign(buckets_.size(), MPI_REQUEST_NULL);
 }
 
@@ -65,7 +86,7 @@ GradSync::~GradSync() { model_.set_backward_hook({}); }
 void GradSync::arm() {
   next_ = 0;
   stats_ = {};
-  armed_ = overlap_ && pg_.size() > 1;
+  armed_ = overlap_ && any_comm_;
   if (armed_)
     model_.set_backward_hook([this](int64_t block) { on_block_done(block); });
   else
@@ -76,7 +97,7 @@ void GradSync::start_ready(int event) {
   float* g = model_.grads().data();
   while (next_ < buckets_.size() && buckets_[next_].event <= event) {
     const GradBucket& b = buckets_[next_];
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, g + b.begin, int(b.end - b.begin), MPI_FLOAT, MPI_SUM, pg_.comm(),
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, g + b.begin, int(b.end - b.begin), MPI_FLOAT, MPI_SUM, b.comm,
                              &requests_[next_]),
               "Iallreduce");
     ++next_;
@@ -104,18 +125,20 @@ void GradSync::on_block_done(int64_t block) {
 GradSyncStats GradSync::finish() {
   Timer t;
   model_.set_backward_hook({});
-  if (pg_.size() > 1) {
+  if (any_comm_) {
     if (armed_) {
       start_ready(1 << 30);
       check_mpi(MPI_Waitall(int(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "Waitall");
     } else {
       float* g = model_.grads().data();
       for (const auto& b : buckets_) {
-        check_mpi(MPI_Allreduce(MPI_IN_PLACE, g + b.begin, int(b.end - b.begin), MPI_FLOAT, MPI_SUM, pg_.comm()),
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, g + b.begin, int(b.end - b.begin), MPI_FLOAT, MPI_SUM, b.comm),
                   "Allreduce");
         ++stats_.buckets;
       }
     }
+  }
+  if (average_over_ > 1) {
     const float inv = 1.0f / float(average_over_);
     for (float& x : model_.grads()) x *= inv;
   }

@@ -4,6 +4,9 @@
 // backward hook starts each bucket's MPI_Iallreduce as soon as its layer is done and calls MPI_Test on the ones
 // in flight (Open MPI has no asynchronous progress); finish() starts the rest, waits, and averages. With
 // overlap off, finish() runs blocking MPI_Allreduce per bucket after backward (the reference path).
+// Under model sharding (model_shards.hpp) the local buffer is cut into replica regions, each reduced over its
+// own communicator: the buckets are planned per region, carry their region's communicator, and start in
+// (ready event, region) order — the same order on every rank of a communicator.
 #pragma once
 #include <mpi.h>
 
@@ -11,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "dist/model_shards.hpp"
 #include "dist/mpi_process_group.hpp"
 #include "model/model.hpp"
 
@@ -20,6 +24,7 @@ struct GradBucket {
   int64_t begin = 0, end = 0;  // float range of the flat gradient buffer
   int event = 0;               // ready after backward event `event` (0 = block L-1 done ... L-1 = block 0 done,
                                // L = end of backward)
+  MPI_Comm comm = MPI_COMM_NULL;  // the replica region's communicator (null: nothing to reduce)
 };
 
 // Splits the flat buffer into buckets of at most max_floats, grouped by ready event, sorted by event.
@@ -35,11 +40,13 @@ struct GradSyncStats {
 
 class GradSync {
  public:
-  // average_over: the sum is divided by this (0: the group size). Under pipeline parallelism the group is the
-  // whole world (each stage contributes its layers' gradients, zeros elsewhere) but only dp*ep ranks see
-  // different data: the sum over the world divided by dp*ep is the data-parallel mean of every tensor.
+  // average_over: the sum is divided by this (0: the group size). One replicated model over `pg`.
   GradSync(MpiProcessGroup& pg, model::Model& model, bool overlap, int64_t max_bucket_floats = kMaxMessageFloats,
            int average_over = 0);
+  // Sharded model: each region's gradients are summed over its replica group, then everything is divided by
+  // average_over = dp*ep (only the data ranks see different rows; see model_shards.hpp).
+  GradSync(const std::vector<ParamRegion>& regions, model::Model& model, bool overlap, int64_t max_bucket_floats,
+           int average_over);
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;
@@ -55,10 +62,10 @@ class GradSync {
   void start_ready(int event);
   void progress();
 
-  MpiProcessGroup& pg_;
   model::Model& model_;
   bool overlap_;
   int average_over_;
+  bool any_comm_ = false;
   std::vector<GradBucket> buckets_;
   std::vector<MPI_Request> requests_;
   size_t next_ = 0;  // first bucket not started

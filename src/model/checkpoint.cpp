@@ -225,8 +225,10 @@ LoadReport load_weights(const Checkpoint& ck, ParamStore& store, const LoadOptio
   std::set<std::string> model_names;
   std::vector<std::string> mismatched;
   // Shapes first, so a bad checkpoint is rejected before any value is overwritten.
+  // A sharded store (model parallelism) loads the tensors it holds; the others are the model's, not unexpected.
+  for (const auto& p : store.canonical_table()) model_names.insert(p.name);
+  for (const auto& p : store.canonical_int_table()) model_names.insert(p.name);
   auto check_shape = [&](const ParamInfo& p) -> const CheckpointEntry* {
-    model_names.insert(p.name);
     const CheckpointEntry* e = ck.find(p.name);
     if (!e) {
       rep.missing.push_back(p.name);
@@ -268,6 +270,8 @@ LoadReport load_weights(const Checkpoint& ck, ParamStore& store, const LoadOptio
 void save_weights(const fs::path& dir, const ParamStore& store, const ModelConfig& cfg, DType dtype) {
   if (dtype != DType::F32 && dtype != DType::BF16)
     throw Error("save_weights: dtype must be F32 or BF16, got " + std::string(dtype_name(dtype)));
+  if (store.sharded())
+    throw Error("save_weights: this store holds only part of the model (gather it into a canonical store first)");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(SourceLocation{dir.string()}, "cannot create checkpoint folder: " + ec.message());

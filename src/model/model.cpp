@@ -73,7 +73,7 @@ const Entries& detail::Seq::entries(int64_t m) const {
 // ============================================================ offsets
 detail::BlockOff::BlockOff(const ModelConfig& c, ParamStore& st, const std::string& p, int64_t l)
     : layer(l), ratio(c.ratio(l)), kind(c.kind(l)), hash(c.is_hash_layer(l)), prefix(p) {
-  auto off = [&](const std::string& n) { return st.info(p + n).offset; };
+  auto off = [&](const std::string& n) { return st.held_offset(p + n); };  // -1: held by another rank
   attn_norm = off("attn_norm.weight");
   ffn_norm = off("ffn_norm.weight");
   hc_attn = {off("hc_attn_fn"), off("hc_attn_base"), off("hc_attn_scale")};
@@ -169,25 +169,25 @@ struct Model::Impl {
   }
 };
 
-Model::Model(const ModelConfig& cfg, ProcessGroup* pg)
-    : cfg_(cfg), store_(cfg), pg_(pg ? pg : &single_process_group()), impl_(std::make_unique<Impl>()) {
+Model::Model(const ModelConfig& cfg, ProcessGroup* pg, const ParamPlacement& place)
+    : cfg_(cfg), store_(cfg, place), pg_(pg ? pg : &single_process_group()), impl_(std::make_unique<Impl>()) {
   cfg_.validate();
   auto& I = *impl_;
   for (int64_t l = 0; l < cfg_.num_hidden_layers; ++l) I.blocks.emplace_back(cfg_, store_, "layers." + std::to_string(l) + ".", l);
   for (int64_t i = 0; i < cfg_.num_nextn_predict_layers; ++i) {
     const std::string p = "mtp." + std::to_string(i) + ".";
     I.blocks.emplace_back(cfg_, store_, p, cfg_.num_hidden_layers + i);
-    auto off = [&](const std::string& n) { return store_.info(p + n).offset; };
+    auto off = [&](const std::string& n) { return store_.held_offset(p + n); };
     I.mtp_off.push_back(MtpOff{off("e_proj.weight"), off("h_proj.weight"), off("enorm.weight"), off("hnorm.weight"),
                                off("norm.weight"), HcOff{off("hc_head_fn"), off("hc_head_base"), off("hc_head_scale")}});
   }
   for (auto r : cfg_.compress_ratios)
     if (r != 0 && std::find(I.ratios.begin(), I.ratios.end(), r) == I.ratios.end()) I.ratios.push_back(r);
-  I.embed = store_.info("embed.weight").offset;
-  I.head = store_.info("head.weight").offset;
-  I.norm = store_.info("norm.weight").offset;
-  I.hc_head = {store_.info("hc_head_fn").offset, store_.info("hc_head_base").offset,
-               store_.info("hc_head_scale").offset};
+  I.embed = store_.held_offset("embed.weight");
+  I.head = store_.held_offset("head.weight");
+  I.norm = store_.held_offset("norm.weight");
+  I.hc_head = {store_.held_offset("hc_head_fn"), store_.held_offset("hc_head_base"),
+               store_.held_offset("hc_head_scale")};
   // Every block reports E loads (zeros until it runs): under pipeline parallelism a stage never runs the other
   // stages' blocks, and the loads are summed over all ranks in update_gate_bias.
   I.load.assign(I.blocks.size(), std::vector<int64_t>(size_t(cfg_.n_routed_experts), 0));
@@ -227,10 +227,11 @@ std::vector<int64_t> make_hash_table(const ModelConfig& cfg, int64_t layer) {
 }
 
 void Model::init(uint64_t seed) {
+  // Walks the canonical table (stream t = canonical index), so a sharded rank draws exactly the values one
+  // process gives its tensors.
   auto params = store_.params();
-  const auto& tab = store_.table();
-  for (size_t t = 0; t < tab.size(); ++t) {
-    const ParamInfo& p = tab[t];
+  for (const ParamInfo& p : store_.table()) {
+    const uint64_t t = uint64_t(p.canonical_index);
     float* w = params.data() + p.offset;
     auto ends = [&](const char* s) {
       const std::string suf(s);
@@ -660,7 +661,7 @@ void Model::update_gate_bias(double rate) {
   }
   for (size_t bi = 0; bi < impl_->blocks.size(); ++bi) {
     const auto& b = impl_->blocks[bi];
-    if (b.hash) continue;
+    if (b.hash || b.gate_bias < 0) continue;  // gate_bias < 0: the block lives on another stage
     const auto& load = impl_->load[bi];
     if (load.empty()) continue;
     double mean = 0;

@@ -55,7 +55,10 @@ struct Losses {
 
 class Model {
  public:
-  explicit Model(const ModelConfig& cfg, ProcessGroup* pg = nullptr);
+  // place: the tensors this rank holds (model sharding under expert / pipeline parallelism; see params.hpp).
+  // A sharded model only ever touches its own tensors: its experts (expert_group() rank j computes experts
+  // [j*E/size, (j+1)*E/size)) and the layers of the stage it runs.
+  explicit Model(const ModelConfig& cfg, ProcessGroup* pg = nullptr, const ParamPlacement& place = {});
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;

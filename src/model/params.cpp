@@ -1,6 +1,8 @@
 // ParamStore layout: the §11 tensor inventory for any ModelConfig.
 #include "model/params.hpp"
 
+#include <algorithm>
+
 #include "util/error.hpp"
 
 namespace trex::model {
@@ -8,9 +10,9 @@ namespace trex::model {
 int64_t ParamStore::add(const std::string& name, std::vector<int64_t> shape, bool trainable) {
   int64_t n = 1;
   for (auto s : shape) n *= s;
-  ParamInfo p{name, std::move(shape), n_float_, n, trainable};
-  index_[name] = table_.size();
-  table_.push_back(std::move(p));
+  ParamInfo p{name, std::move(shape), n_float_, n, trainable, n_float_, int64_t(canonical_.size()), 0};
+  canonical_index_[name] = canonical_.size();
+  canonical_.push_back(std::move(p));
   n_float_ += n;
   return n_float_ - n;
 }
@@ -18,9 +20,9 @@ int64_t ParamStore::add(const std::string& name, std::vector<int64_t> shape, boo
 int64_t ParamStore::add_int(const std::string& name, std::vector<int64_t> shape) {
   int64_t n = 1;
   for (auto s : shape) n *= s;
-  ParamInfo p{name, std::move(shape), n_int_, n, false};
-  int_index_[name] = int_table_.size();
-  int_table_.push_back(std::move(p));
+  ParamInfo p{name, std::move(shape), n_int_, n, false, n_int_, int64_t(canonical_int_.size()), 0};
+  canonical_int_index_[name] = canonical_int_.size();
+  canonical_int_.push_back(std::move(p));
   n_int_ += n;
   return n_int_ - n;
 }
@@ -82,7 +84,7 @@ void ParamStore::add_block(const ModelConfig& c, const std::string& p, int64_t l
   }
 }
 
-ParamStore::ParamStore(const ModelConfig& c) {
+ParamStore::ParamStore(const ModelConfig& c, const ParamPlacement& place, bool with_grads) {
   const int64_t d = c.hidden_size, V = c.vocab_size, n = c.hc_mult;
   add("embed.weight", {V, d});
   add("head.weight", {V, d});
@@ -103,8 +105,43 @@ ParamStore::ParamStore(const ModelConfig& c) {
     add(p + "hc_head_scale", {1});
     add_block(c, p, c.num_hidden_layers + i);
   }
+  n_canonical_ = n_float_;
+  // Local layout: the held tensors, grouped by replica group, canonical order inside a group.
+  std::vector<int> groups(canonical_.size());
+  int n_groups = 1;
+  for (size_t i = 0; i < canonical_.size(); ++i) {
+    groups[i] = place ? place(canonical_[i].name) : 0;
+    n_groups = std::max(n_groups, groups[i] + 1);
+  }
+  int64_t off = 0;
+  for (int g = 0; g < n_groups; ++g) {
+    const int64_t begin = off;
+    for (size_t i = 0; i < canonical_.size(); ++i) {
+      if (groups[i] != g) continue;
+      ParamInfo p = canonical_[i];
+      p.offset = off;
+      p.group = g;
+      off += p.numel;
+      index_[p.name] = table_.size();
+      table_.push_back(std::move(p));
+    }
+    group_ranges_.emplace_back(begin, off);
+  }
+  n_float_ = off;
+  int64_t ioff = 0;
+  for (const auto& cp : canonical_int_) {
+    const int g = place ? place(cp.name) : 0;
+    if (g < 0) continue;
+    ParamInfo p = cp;
+    p.offset = ioff;
+    p.group = g;
+    ioff += p.numel;
+    int_index_[p.name] = int_table_.size();
+    int_table_.push_back(std::move(p));
+  }
+  n_int_ = ioff;
   params_.assign(size_t(n_float_), 0.0f);
-  grads_.assign(size_t(n_float_), 0.0f);
+  if (with_grads) grads_.assign(size_t(n_float_), 0.0f);
   ints_.assign(size_t(n_int_), 0);
 }
 
@@ -113,15 +150,26 @@ int64_t ParamStore::find(const std::string& name) const {
   return it == index_.end() ? -1 : table_[it->second].offset;
 }
 
+int64_t ParamStore::held_offset(const std::string& name) const {
+  if (!canonical_index_.count(name)) throw Error("model has no parameter '" + name + "'");
+  return find(name);
+}
+
 const ParamInfo& ParamStore::info(const std::string& name) const {
   auto it = index_.find(name);
-  if (it == index_.end()) throw Error("model has no parameter '" + name + "'");
+  if (it == index_.end()) {
+    if (canonical_index_.count(name)) throw Error("parameter '" + name + "' is held by another rank");
+    throw Error("model has no parameter '" + name + "'");
+  }
   return table_[it->second];
 }
 
 int64_t* ParamStore::int_param(const std::string& name) {
   auto it = int_index_.find(name);
-  if (it == int_index_.end()) throw Error("model has no integer tensor '" + name + "'");
+  if (it == int_index_.end()) {
+    if (canonical_int_index_.count(name)) return nullptr;
+    throw Error("model has no integer tensor '" + name + "'");
+  }
   return ints_.data() + int_table_[it->second].offset;
 }
 

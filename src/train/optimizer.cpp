@@ -44,18 +44,22 @@ bool uses_adamw_under_muon(const TensorSlot& t) {
 
 Optimizer::Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, OptimizerConfig config)
     : tensors_(std::move(tensors)), cfg_(config) {
-  m_.assign(std::size_t(total_numel), 0.0f);
-  int64_t biggest = 0, biggest_side = 0;
+  int64_t biggest = 0, biggest_side = 0, nm = 0, nv = 0;
   for (const auto& t : tensors_) {
     if (t.offset < 0 || t.offset + t.numel > total_numel) throw Error("optimizer: tensor " + t.name + " out of range");
     bool muon = cfg_.kind == OptimizerKind::Muon && t.trainable && !uses_adamw_under_muon(t);
     muon_.push_back(muon);
+    m_off_.push_back(t.trainable ? nm : -1);
+    v_off_.push_back(t.trainable && !muon ? nv : -1);
+    if (t.trainable) nm += t.numel;
+    if (t.trainable && !muon) nv += t.numel;
     if (muon) {
       biggest = std::max(biggest, t.numel);
       biggest_side = std::max(biggest_side, std::min(t.rows, t.cols));
     }
   }
-  v_.assign(std::size_t(total_numel), 0.0f);  // AdamW second moments (unused entries for Muon tensors stay 0)
+  m_.assign(std::size_t(nm), 0.0f);
+  v_.assign(std::size_t(nv), 0.0f);  // AdamW second moments only
   x_.assign(std::size_t(biggest), 0.0f);
   tmp_.assign(std::size_t(biggest), 0.0f);
   a_.assign(std::size_t(biggest_side * biggest_side), 0.0f);
@@ -70,18 +74,19 @@ void Optimizer::step(std::span<float> params, std::span<const float> grads, doub
     float* p = params.data() + t.offset;
     const float* g = grads.data() + t.offset;
     if (muon_[i])
-      muon_tensor(t, p, g, lr);
+      muon_tensor(i, p, g, lr);
     else
-      adamw_tensor(t, p, g, lr);
+      adamw_tensor(i, p, g, lr);
   }
 }
 
-void Optimizer::adamw_tensor(const TensorSlot& t, float* p, const float* g, double lr) {
+void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, double lr) {
+  const TensorSlot& t = tensors_[idx];
   const double b1 = cfg_.beta1, b2 = cfg_.beta2;
   const double bc1 = 1.0 - std::pow(b1, double(t_)), bc2 = 1.0 - std::pow(b2, double(t_));
   const double wd = (t.ndim >= 2 || cfg_.decay_1d) ? cfg_.weight_decay : 0.0;
-  float* m = m_.data() + t.offset;
-  float* v = v_.data() + t.offset;
+  float* m = m_.data() + m_off_[idx];
+  float* v = v_.data() + v_off_[idx];
   const float decay = float(1.0 - lr * wd);
   const float fb1 = float(b1), fb2 = float(b2);
   const float step = float(lr / bc1), inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2)), eps = float(cfg_.eps);
@@ -96,8 +101,9 @@ void Optimizer::adamw_tensor(const TensorSlot& t, float* p, const float* g, doub
   }
 }
 
-void Optimizer::muon_tensor(const TensorSlot& t, float* p, const float* g, double lr) {
-  float* m = m_.data() + t.offset;
+void Optimizer::muon_tensor(std::size_t idx, float* p, const float* g, double lr) {
+  const TensorSlot& t = tensors_[idx];
+  float* m = m_.data() + m_off_[idx];
   const float mu = float(cfg_.muon_momentum);
   const int64_t n = t.numel;
   for (int64_t i = 0; i < n; ++i) m[i] = mu * m[i] + g[i];

@@ -1,6 +1,8 @@
 // Optimisers over a flat parameter buffer (llm.c style): AdamW, and Muon with DeepSeek-V4's hybrid
 // Newton-Schulz schedule for matrices (AdamW for embedding, head(s), norms, mHC base/scale, sinks,
-// biases — DEEPSEEK_V4.md §9). State lives in flat buffers allocated once; step() allocates nothing.
+// biases — DEEPSEEK_V4.md §9). State lives in flat buffers allocated once; step() allocates nothing. Only what
+// an update reads is allocated: first moments / momentum for trainable tensors, second moments for the trainable
+// tensors AdamW updates (not for Muon's matrices, not for frozen tensors or buffers such as the gate biases).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -52,18 +54,23 @@ class Optimizer {
   bool is_muon(std::size_t tensor_index) const { return muon_[tensor_index]; }
 
   // State for exact resume: first/second moments (AdamW) and momentum (Muon) share `m`; `v` is AdamW only.
+  // Compact buffers: tensor i's state starts at m_offset(i) / v_offset(i), -1 where it keeps none. (Checkpoints
+  // keep the flat-buffer layout with zeros there: train/sharded_optimizer.hpp lays the state out.)
   std::span<float> state_m() { return m_; }
   std::span<float> state_v() { return v_; }
+  int64_t m_offset(std::size_t tensor_index) const { return m_off_[tensor_index]; }
+  int64_t v_offset(std::size_t tensor_index) const { return v_off_[tensor_index]; }
   void set_steps(int64_t t) { t_ = t; }
 
  private:
-  void adamw_tensor(const TensorSlot& t, float* p, const float* g, double lr);
-  void muon_tensor(const TensorSlot& t, float* p, const float* g, double lr);
+  void adamw_tensor(std::size_t i, float* p, const float* g, double lr);
+  void muon_tensor(std::size_t i, float* p, const float* g, double lr);
 
   std::vector<TensorSlot> tensors_;
   std::vector<bool> muon_;
   OptimizerConfig cfg_;
   std::vector<float> m_, v_;
+  std::vector<int64_t> m_off_, v_off_;
   // Newton-Schulz workspace, sized for the largest matrix once.
   std::vector<float> x_, a_, b_, tmp_;
   int64_t t_ = 0;

@@ -49,6 +49,10 @@ model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch
 // Sum of squares over fixed chunks of 64K elements, each summed in order, the chunk partials added in order:
 // the same bits for any thread count, and the ~21M-element pass no longer runs on one core.
 double grad_norm(std::span<const float> grads, const TensorRanges& ranges) {
+  return std::sqrt(grad_sq_sum(grads, ranges));
+}
+
+double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges) {
   constexpr int64_t kChunk = int64_t(1) << 16;
   std::vector<std::pair<int64_t, int64_t>> chunks;  // (offset, length); a few hundred entries
   for (auto [off, n] : ranges)
@@ -70,7 +74,7 @@ double grad_norm(std::span<const float> grads, const TensorRanges& ranges) {
   }
   double sq = 0;
   for (double p : partial) sq += p;
-  return std::sqrt(sq);
+  return sq;
 }
 
 double apply_update(model::Model& m, Optimizer& opt, const TensorRanges& ranges, double norm, double clip,

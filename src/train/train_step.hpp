@@ -26,6 +26,7 @@ std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_route
 model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch> micro);
 
 double grad_norm(std::span<const float> grads, const TensorRanges& ranges);
+double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges);  // grad_norm's square, unrooted
 
 // Clips to `clip` (<= 0: off) given the norm, steps the optimizer at `lr`, then (update_bias) moves the gate
 // biases by the last forward's expert loads. Returns the clip scale applied (1 = none).

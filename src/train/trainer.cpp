@@ -16,6 +16,7 @@
 
 #include "dist/grad_sync.hpp"
 #include "dist/layout.hpp"
+#include "dist/model_shards.hpp"
 #include "dist/mpi_process_group.hpp"
 #include "dist/mpi_runtime.hpp"
 #include "dist/pipeline.hpp"
@@ -27,6 +28,7 @@
 #include "model/model_info.hpp"
 #include "text/data_loader.hpp"
 #include "text/datasets.hpp"
+#include "train/sharded_optimizer.hpp"
 #include "train/spike_guard.hpp"
 #include "train/train_step.hpp"
 #include "train/train_checkpoint.hpp"
@@ -104,6 +106,9 @@ struct Distributed {
   dist::MpiRuntime mpi{nullptr, nullptr};
   std::unique_ptr<dist::MpiProcessGroup> data, experts;  // data: the world (gradients, losses, routing stats)
   std::unique_ptr<dist::Watchdog> watchdog;
+  std::unique_ptr<dist::ReplicaGroups> replicas;  // the communicators of each tensor's replicas
+  dist::Layout layout;
+  dist::RankCoords coords;
   std::unique_ptr<dist::Pipeline> pipeline;  // this rank's stage (pp = 1: one stage, plain accumulation)
   MPI_Comm pp_comm = MPI_COMM_NULL;          // the ranks of this rank's pipeline, in stage order
   int rank = 0, data_ranks = 1, data_index = 0;  // data_index: which slice of each micro-batch this rank takes
@@ -169,6 +174,9 @@ json train(const TrainOptions& opt) {
   MPI_Comm_free(&ep_comm);
   dist::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, c.dp * opt.ep + c.ep, c.pp, &D.pp_comm), "Comm_split");
   D.data_index = c.dp * opt.ep + c.ep;
+  D.layout = layout;
+  D.coords = c;
+  D.replicas = std::make_unique<dist::ReplicaGroups>(layout, c);
   D.watchdog = std::make_unique<dist::Watchdog>(opt.watchdog_s);
   try {
     return train_impl(opt, &D);
@@ -235,16 +243,22 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // --- model, optimizer, loader ---
   if (D && cfg.n_routed_experts % o.ep != 0)
     throw Error(fmt::format("--ep {} does not divide the model's {} routed experts", o.ep, cfg.n_routed_experts));
-  model::Model model(cfg, D ? D->data.get() : nullptr);  // routing statistics summed over the data ranks
+  // Distributed: this rank holds its pipeline stage's layers and (ep > 1) its own routed experts only.
+  const dist::StagePlan stage_plan = dist::plan_stages(cfg, T, o.pp);
+  model::Model model(cfg, D ? D->data.get() : nullptr,  // routing statistics summed over the data ranks
+                     D ? dist::make_placement(cfg, D->layout, D->coords, stage_plan) : model::ParamPlacement{});
   if (D) {
     if (o.ep > 1)
       model.set_expert_group(D->experts.get());
     else
       model.set_expert_group(&model::single_process_group());
   }
+  // Each replica region's gradients are summed over its replicas and averaged over the dp*ep data ranks.
+  const std::vector<dist::ParamRegion> regions =
+      D ? D->replicas->regions(model.store())
+        : std::vector<dist::ParamRegion>{{0, int64_t(model.params().size()), nullptr, dist::kStageGroup}};
   std::unique_ptr<dist::GradSync> sync;
-  // The all-reduce spans the world (pipeline stages hold zeros outside their layers) and averages over dp*ep.
-  if (D) sync = std::make_unique<dist::GradSync>(*D->data, model, true, dist::kMaxMessageFloats, D->data_ranks);
+  if (D) sync = std::make_unique<dist::GradSync>(regions, model, true, dist::kMaxMessageFloats, D->data_ranks);
   if (resume_dir)
     model::load_weights(*resume_dir, model.store());
   else if (!o.init.empty())
@@ -256,8 +270,10 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   ocfg.kind = parse_optimizer(o.optimizer);
   ocfg.weight_decay = o.weight_decay;
   TensorRanges norm_ranges;  // the tensors the optimizer updates
-  std::vector<TensorSlot> slots = optimizer_slots(model, o.freeze_router, norm_ranges, o.indexer_warmup);
-  Optimizer optimizer(std::move(slots), int64_t(model.params().size()), ocfg);
+  // ZeRO-1 under MPI: each rank keeps optimizer state for its shard of every replica region (sharded_optimizer.hpp).
+  ShardedOptimizer optimizer(model.store(), optimizer_slots(model, o.freeze_router, norm_ranges, o.indexer_warmup),
+                             regions, ocfg, /*zero=*/true, D ? D->data.get() : nullptr);
+  const json memory = report_memory(model.store(), optimizer, D ? D->data.get() : nullptr, "trex train");
 
   text::LoaderConfig lcfg;
   lcfg.batch_size = size_t(o.micro_batch);
@@ -268,7 +284,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   int64_t done = 0;  // completed optimizer steps (skipped ones included)
   double tokens_seen = 0, elapsed_before = 0;
   if (resume_dir) {
-    load_optimizer_state(*resume_dir, optimizer.state_m(), optimizer.state_v());
+    optimizer.load_state(*resume_dir, model.store());
     done = saved_state.at("step").get<int64_t>();
     optimizer.set_steps(saved_state.at("optimizer_steps").get<int64_t>());
     loader.restore(text::LoaderState::from_json(saved_state.at("loader")));
@@ -295,7 +311,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
   const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
   if (D) {
-    D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, model, dist::plan_stages(cfg, T, o.pp));
+    D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, model, stage_plan);
     if (lead && o.pp > 1)
       std::fprintf(stderr, "pipeline: %d stages balanced by forward FLOPs, 1F1B over %lld micro-batches: %s\n", o.pp,
                    (long long)o.grad_accum, D->pipeline->plan().str().c_str());
@@ -305,7 +321,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                "trex train: %s, %lld parameters, mode %s, optimizer %s%s, matmul %s, %lld x %lld x %lld tokens per step\n"
                "FLOPs: train = 3 x forward, forward = 2*N_mm + attention + indexer (DEEPSEEK_V4.md §10, MTP "
                "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (FP32)\n",
-               o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)model.params().size(),
+               o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)model.store().canonical_numel(),
                o.mode.c_str(), o.optimizer.c_str(), o.freeze_router ? ", router frozen" : "",
                o.matmul == "bf16" ? "bf16 (fp32 accumulation)" : "fp32", (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
                o.peak_gflops);
@@ -328,15 +344,17 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   std::optional<fs::path> last_ckpt = resume_dir;
   auto save = [&](double train_seconds) {
     if (D) D->beat("checkpoint");
+    // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0.
+    const ShardedOptimizer::Canonical canon = optimizer.gather_canonical(model.store(), cfg, 0);
     if (!lead) {
       D->data->barrier();  // rank 0 writes; nobody runs ahead while it does
       return;
     }
     CheckpointWrite w;
-    w.store = &model.store();
+    w.store = canon.store ? canon.store.get() : &model.store();
     w.config = &cfg;
-    w.m = optimizer.state_m();
-    w.v = optimizer.state_v();
+    w.m = canon.m;
+    w.v = canon.v;
     w.state = state_json(train_seconds);
     w.pause_ms = o.checkpoint_pause_ms;
     last_ckpt = write_checkpoint(o.out, done, w, o.keep);
@@ -413,7 +431,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     }
     if (step == o.inject_nan_step) grads[norm_ranges.front().first] = std::numeric_limits<float>::quiet_NaN();
 
-    const double gnorm = grad_norm(grads, norm_ranges);
+    const double gnorm = optimizer.grad_norm(grads);  // each element once, over the world
     if (!std::isfinite(sum.total) || !std::isfinite(gnorm)) {
       std::string msg = fmt::format(
           "non-finite {} at step {} (loss {}, grad norm {}): stopped before updating the weights; last "
@@ -429,8 +447,10 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     const double lr = lr_at(step - 1, warmup, o.steps, o.lr, min_lr);
     SpikeVerdict verdict = guard.check(sum.total, gnorm);
     double clip_scale = 1;
-    if (!verdict.skip) clip_scale = apply_update(model, optimizer, norm_ranges, gnorm, o.clip, lr,
-                                                    !o.freeze_router && !o.indexer_warmup);
+    if (!verdict.skip) {
+      clip_scale = optimizer.update(model.params(), grads, gnorm, o.clip, lr);
+      if (!o.freeze_router && !o.indexer_warmup) model.update_gate_bias();
+    }
     done = step;
     tokens_seen += double(tokens_per_step);
     const double dt = step_timer.seconds();
@@ -456,6 +476,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                 {"tflops", tflops},            {"mfu", mfu}, {"expert_load_max_mean", ls.max_ratio},
                 {"expert_load_max_mean_per_block", ls.per_block}};
     if (verdict.skip) rec["skip_reason"] = verdict.reason;
+    if (step == first_step_of_process + 1) rec["memory_per_rank"] = memory;  // once per process, at its start
     if (D) {  // step decomposition: compute (the optimizer and the rest included) + exposed comm + bubble = step
       rec["layout"] = fmt::format("dp{} ep{} pp{}", o.dp, o.ep, o.pp);
       rec["compute_seconds"] = dt - comm_s - bubble_s;
@@ -493,6 +514,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                   {"peak_gflops", o.peak_gflops},
                   {"matmul", o.matmul},
                   {"checkpoint", last_ckpt ? last_ckpt->string() : ""},
+                  {"memory_per_rank", memory},
                   {"metrics", metrics_path.string()}};
   if (!lead) return summary;
   if (o.json)

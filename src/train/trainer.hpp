@@ -58,7 +58,9 @@ struct TrainOptions {
   // the ep ranks of each expert group; gradients are all-reduced in buckets overlapped with backward. Rank 0
   // writes metrics and checkpoints (the one-process format: any layout resumes any other). 1,1,1: no MPI.
   // pp > 1: the layers are split into pp stages balanced by FLOPs, and the grad_accum micro-batches of a step run
-  // through them in a 1F1B schedule (dist/pipeline.hpp); every rank keeps the full parameters and optimizer.
+  // through them in a 1F1B schedule (dist/pipeline.hpp). Memory is split: a rank holds only its stage's layers
+  // and its own routed experts (dist/model_shards.hpp), and ZeRO-1 shards the optimizer state over each tensor's
+  // replicas (train/sharded_optimizer.hpp).
   int dp = 1, ep = 1, pp = 1;
   double watchdog_s = 300;  // distributed: abort the job after this long without progress (a peer died/hangs)
 };
