@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
       {"kv fwd (2048x64x256)", false, true, 2048, 64, 256},
       {"kv dx (2048x256x64)", false, false, 2048, 256, 64},
       {"kv dW (64x256x2048)", true, false, 64, 256, 2048},
+      {"mHC mix fwd (2048x24x1024)", false, true, 2048, 24, 1024},
+      {"mHC mix dX (2048x1024x24)", false, false, 2048, 1024, 24},
+      {"mHC mix dW (24x1024x2048)", true, false, 24, 1024, 2048},
+      {"router fwd (2048x8x256)", false, true, 2048, 8, 256},
   };
   std::string load;
   std::getline(std::ifstream("/proc/loadavg"), load);

@@ -1,5 +1,11 @@
-// solve_report_json (see solve_report.hpp).
+// solve_report_json and the solve channel's request/reply (see solve_report.hpp).
 #include "lp/solve_report.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+#include "lp/lp_format.hpp"
 
 namespace trex::lp {
 
@@ -27,6 +33,49 @@ nlohmann::ordered_json solve_report_json(const std::string& file, const Model& m
     j["values"] = std::move(x);
   }
   return j;
+}
+
+std::string solve_error_reply(const std::string& message) {
+  nlohmann::ordered_json j;
+  j["status"] = "error";
+  j["message"] = message;
+  return j.dump();
+}
+
+std::variant<SolveRequest, std::string> read_solve_request(const std::string& request_json) {
+  std::string text;
+  SolveRequest req;
+  try {
+    const auto j = nlohmann::json::parse(request_json);
+    text = j.at("lp").get<std::string>();
+    req.time_limit = j.value("time_limit", 0.0);
+  } catch (const std::exception& e) {
+    return solve_error_reply(std::string("bad solve request: ") + e.what());
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    req.model = read_lp_string(text, "model.lp");
+  } catch (const std::exception& e) {
+    return solve_error_reply(e.what());
+  }
+  req.read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return req;
+}
+
+std::string solve_request_reply(const SolveRequest& req, double wall_left_s, SolveStatus* status) {
+  SolveOptions options;
+  const double left = std::max(0.001, wall_left_s);
+  options.time_limit = req.time_limit > 0.0 ? std::min(req.time_limit, left) : left;
+  SolveResult r;
+  try {
+    r = solve(req.model, Backend::Cbc, options);
+  } catch (const std::exception& e) {
+    if (status) *status = SolveStatus::Error;
+    return solve_error_reply(e.what());
+  }
+  if (status) *status = r.status;
+  // exactly what `trex solve FILE --json --values [--time-limit S]` prints (src/cli/cmd_solve.cpp)
+  return solve_report_json("model.lp", req.model, Backend::Cbc, r, req.read_seconds, true).dump();
 }
 
 }  // namespace trex::lp

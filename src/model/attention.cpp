@@ -11,11 +11,49 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/vec8.hpp"
 #include "nn/vec_math.hpp"
 
 namespace trex::model::detail {
 
 namespace {
+
+// ------------------------------------------------------------------ per-key vector helpers
+// The attention inner loops work one key (a head_dim row) at a time, with nn::Vec8 so every dot has two vector
+// accumulators summed in a fixed order: left to `omp simd`, GCC kept the compressed entries' dots scalar.
+using nn::load8;
+using nn::store8;
+using nn::Vec8;
+
+// a · b over n floats
+inline float dot(const float* a, const float* b, int64_t n) {
+  Vec8 s0 = {}, s1 = {};
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    s0 += load8(a + j) * load8(b + j);
+    s1 += load8(a + j + 8) * load8(b + j + 8);
+  }
+  if (j + 8 <= n) {
+    s0 += load8(a + j) * load8(b + j);
+    j += 8;
+  }
+  const Vec8 s = s0 + s1;
+  float t = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+  for (; j < n; ++j) t += a[j] * b[j];
+  return t;
+}
+
+// y += a x + b z over n floats (b = 0: a plain axpy)
+inline void axpy2(float a, const float* x, float b, const float* z, float* y, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) + a * load8(x + j) + b * load8(z + j));
+  for (; j < n; ++j) y[j] += a * x[j] + b * z[j];
+}
+inline void axpy(float a, const float* x, float* y, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) + a * load8(x + j));
+  for (; j < n; ++j) y[j] += a * x[j];
+}
 
 // ------------------------------------------------------------------ token-level compressor (§4)
 void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* x, const CmpOff& off, int64_t cdim,
@@ -153,10 +191,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
       for (int64_t h = 0; h < HI; ++h) {
         const float* q = s.qI + (i * HI + h) * cI;
         const float* k = K + (base + e) * cI;
-        float dot = 0;
-        #pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < cI; ++j) dot += q[j] * k[j];
-        acc += s.lam[i * HI + h] * std::max(dot, 0.0f);  // ReLU first, then head weighting
+        acc += s.lam[i * HI + h] * std::max(dot(q, k, cI), 0.0f);  // ReLU first, then head weighting
       }
       I[e] = acc;
     }
@@ -209,10 +244,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
         float mx = -std::numeric_limits<float>::infinity();
         for (int64_t e = 0; e < nv; ++e) {
           const float* k = Ce + (base + e) * hd;
-          float dot = 0;
-          #pragma omp simd reduction(+ : dot)
-          for (int64_t j = 0; j < hd; ++j) dot += q[j] * k[j];
-          lg[size_t(e)] = dot * inv_sqrt_c;
+          lg[size_t(e)] = dot(q, k, hd) * inv_sqrt_c;
           mx = std::max(mx, lg[size_t(e)]);
         }
         float sum = 0;
@@ -245,11 +277,9 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
         float* dk = dK + e * cI;
         for (int64_t h = 0; h < HI; ++h) {
           const float* q = s.qI + (i * HI + h) * cI;
-          float dot = 0;
-          #pragma omp simd reduction(+ : dot)
-          for (int64_t t = 0; t < cI; ++t) dot += q[t] * k[t];
-          if (dot <= 0) continue;
-          dlam[i * HI + h] += dI * dot;
+          const float qk = dot(q, k, cI);
+          if (qk <= 0) continue;
+          dlam[i * HI + h] += dI * qk;
           const float dd = dI * s.lam[i * HI + h];
           float* dq = dqI + (i * HI + h) * cI;
           for (int64_t t = 0; t < cI; ++t) {
@@ -345,10 +375,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
       float mx = sink[h];
       for (int64_t e = 0; e < nw + nc; ++e) {
         const float* k = e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd;
-        float dot = 0;
-        #pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < hd; ++j) dot += q[j] * k[j];
-        P[e] = dot * scale;
+        P[e] = dot(q, k, hd) * scale;
         mx = std::max(mx, P[e]);
       }
       float sum = std::exp(sink[h] - mx);  // the sink joins the denominator only
@@ -359,7 +386,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
       for (int64_t e = 0; e < nw + nc; ++e) {
         P[e] /= sum;
         const float* k = e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd;
-        for (int64_t j = 0; j < hd; ++j) o[j] += P[e] * k[j];
+        axpy(P[e], k, o, hd);
       }
     }
   }
@@ -420,23 +447,18 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
         const float* g = dod + (i * H + h) * hd;
         const float* P = s.P + (i * H + h) * s.kmax;
         float* dqh = dq + (i * H + h) * hd;
-        float go = 0, psum = 0;
-        #pragma omp simd reduction(+ : go)
-        for (int64_t j = 0; j < hd; ++j) go += g[j] * o[j];
+        float psum = 0;
+        const float go = dot(g, o, hd);
         for (int64_t j = 0; j < hd; ++j) dqh[j] = 0;
         for (int64_t e = 0; e < nw + nc; ++e) {
           const float* k = e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd;
           float* dk = e < nw ? dkv + (ws + e) * hd : dC + int64_t(comp[e - nw]) * hd;
-          float gk = 0;
-          #pragma omp simd reduction(+ : gk)
-          for (int64_t j = 0; j < hd; ++j) gk += g[j] * k[j];
+          const float gk = dot(g, k, hd);
           const float p = P[e];
           psum += p;
           const float dl = p * (gk - go) * scale;
-          for (int64_t j = 0; j < hd; ++j) {
-            dqh[j] += dl * k[j];
-            dk[j] += dl * q[j] + p * g[j];  // key role + value role (K == V)
-          }
+          axpy(dl, k, dqh, hd);
+          axpy2(dl, q, p, g, dk, hd);  // key role + value role (K == V)
         }
         dsink[h] += -(1.0f - psum) * go;
       }

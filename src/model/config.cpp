@@ -220,6 +220,7 @@ void ModelConfig::validate(const std::string& where) const {
   pos(index_topk, "index_topk");
   pos(hc_mult, "hc_mult");
   pos(hc_sinkhorn_iters, "hc_sinkhorn_iters");
+  if (hc_mult > 8) bad("hc_mult must be <= 8 (the Sinkhorn kernels hold n x n matrices of at most 8 x 8)");
   if (num_key_value_heads != 1) bad("num_key_value_heads must be 1 (one shared K == V vector)");
   if (qk_rope_head_dim % 2 != 0) bad("qk_rope_head_dim must be even");
   if (head_dim <= qk_rope_head_dim) bad("head_dim must exceed qk_rope_head_dim (§16.13)");

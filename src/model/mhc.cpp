@@ -50,12 +50,19 @@ void hc_mix_backward(Ctx& c, int64_t N, int64_t fn, int nout, const HcSaved& s, 
     coef[t] = -drho * r * r * r / float(nd);  // d rho / d x_i = -rho^3 x_i / nd
   }
   nn::gemm(true, false, nout, nd, N, 1.0f, draw, nout, s.X, nd, 1.0f, c.g(fn), nd);  // dfn += drawᵀ X
-  nn::gemm(false, false, N, nd, nout, 1.0f, draw, nout, c.p(fn), nd, 1.0f, dX, nd);  // dX += draw fn
+  // dX += draw fn + coef X, a block of rows at a time: the k = nout product is too thin to pay for a pass of
+  // its own over dX (n_hc x d floats per token), so each block's rows get both terms while in cache
+  constexpr int64_t kRows = 64;
+  const int64_t blocks = (N + kRows - 1) / kRows;
 #pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < N; ++t) {
-    const float* x = s.X + t * nd;
-    float* dx = dX + t * nd;
-    for (int64_t i = 0; i < nd; ++i) dx[i] += coef[t] * x[i];
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const int64_t t0 = blk * kRows, rows = std::min(kRows, N - t0);
+    nn::gemm(false, false, rows, nd, nout, 1.0f, draw + t0 * nout, nout, c.p(fn), nd, 1.0f, dX + t0 * nd, nd);
+    for (int64_t t = t0; t < t0 + rows; ++t) {
+      const float* x = s.X + t * nd;
+      float* dx = dX + t * nd;
+      for (int64_t i = 0; i < nd; ++i) dx[i] += coef[t] * x[i];
+    }
   }
 }
 
@@ -79,7 +86,6 @@ void hc_pre_forward(Ctx& c, const float* X, int64_t N, const HcOff& off, HcSaved
       s.post[t * n + k] = 2.0f * sigm(sc[1] * mix[n + k] + base[n + k]);
     }
     for (int k = 0; k < n * n; ++k) s.A[t * n * n + k] = sc[2] * mix[2 * n + k] + base[2 * n + k];
-    nn::sinkhorn_forward(s.A + t * n * n, s.M + t * n * n, n, int(c.cfg.hc_sinkhorn_iters), heps);
     float* yt = y + t * d;
     const float* xt = X + t * n * d;
     for (int64_t i = 0; i < d; ++i) yt[i] = 0;
@@ -88,6 +94,7 @@ void hc_pre_forward(Ctx& c, const float* X, int64_t N, const HcOff& off, HcSaved
       for (int64_t i = 0; i < d; ++i) yt[i] += pk * xt[k * d + i];
     }
   }
+  nn::sinkhorn_forward_batch(s.A, n * n, s.M, n * n, N, n, int(c.cfg.hc_sinkhorn_iters), heps);
 }
 
 void hc_pre_backward(Ctx& c, int64_t N, const HcOff& off, const HcSaved& s, const float* dy, const float* dpost,
@@ -119,10 +126,11 @@ void hc_pre_backward(Ctx& c, int64_t N, const HcOff& off, const HcSaved& s, cons
       const float so = sigm(sc[1] * mix[n + k] + base[n + k]);
       dz[t * nout + n + k] = dpost[t * n + k] * 2.0f * so * (1 - so);
     }
-    nn::sinkhorn_backward(s.A + t * n * n, dM + t * n * n, dz + t * nout + 2 * n, n, int(c.cfg.hc_sinkhorn_iters),
-                          heps);
-    for (int k = 0; k < nout; ++k) dmix[t * nout + k] = dz[t * nout + k] * sc[k < n ? 0 : (k < 2 * n ? 1 : 2)];
   }
+  nn::sinkhorn_backward_batch(s.A, n * n, dM, n * n, dz + 2 * n, nout, N, n, int(c.cfg.hc_sinkhorn_iters), heps);
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < N; ++t)
+    for (int k = 0; k < nout; ++k) dmix[t * nout + k] = dz[t * nout + k] * sc[k < n ? 0 : (k < 2 * n ? 1 : 2)];
   float* gbase = c.g(off.base);
   float* gsc = c.g(off.scale);
   for (int64_t t = 0; t < N; ++t)

@@ -254,7 +254,15 @@ void Model::init(uint64_t seed) {
   zero_grad();
 }
 
-void Model::zero_grad() { std::fill(store_.grads().begin(), store_.grads().end(), 0.0f); }
+void Model::zero_grad() {
+  // every step, 84 MB at the bench preset: split over the threads, or one core clears while the other waits
+  const std::span<float> g = store_.grads();
+  constexpr int64_t kChunk = int64_t(1) << 16;
+  const int64_t n = int64_t(g.size()), chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c)
+    std::fill(g.begin() + c * kChunk, g.begin() + std::min(n, (c + 1) * kChunk), 0.0f);
+}
 
 void Model::reduce_gradients() {
   if (pg_->size() == 1) return;

@@ -39,25 +39,19 @@ PackBuffers& buffers() {
   return p;
 }
 
-// bf16 of 16 floats (round to nearest even, NaN quieted), in the low 16 bits of each 32-bit lane: bit-identical
-// to float_to_bf16.
-TREX_BF16_TARGET inline __m512i bf16_lanes(__m512 x) {
-  const __m512i u = _mm512_castps_si512(x);
-  const __m512i hi = _mm512_srli_epi32(u, 16);
-  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+// 32 consecutive floats (x[0..15], x[16..31]) -> 16 bf16 pairs (x[2q] | x[2q+1] << 16): vcvtne2ps2bf16 rounds
+// to nearest even, quiets NaN and flushes denormal inputs to a signed zero (bf16_operand in gemm_bf16.hpp).
+TREX_BF16_TARGET inline __m512i pairs_of_32(__m512 lo16, __m512 hi16) {
+  return (__m512i)_mm512_cvtne2ps_pbh(hi16, lo16);
 }
 
-// 32 consecutive floats (x[0..15], x[16..31]) -> 16 bf16 pairs (x[2q] | x[2q+1] << 16).
-TREX_BF16_TARGET inline __m512i pairs_of_32(__m512 lo16, __m512 hi16) {
-  const __m512i c0 = bf16_lanes(lo16), c1 = bf16_lanes(hi16);
-  // 64-bit lane = (even bf16) | (odd bf16) << 32 -> (even | odd << 16) in its low 32 bits
-  const __m256i p0 = _mm512_cvtepi64_epi32(_mm512_or_si512(c0, _mm512_srli_epi64(c0, 16)));
-  const __m256i p1 = _mm512_cvtepi64_epi32(_mm512_or_si512(c1, _mm512_srli_epi64(c1, 16)));
-  return _mm512_inserti64x4(_mm512_castsi256_si512(p0), p1, 1);
+// Lane w of two rows -> (bf16 r0[w] | bf16 r1[w] << 16) for 16 lanes: convert both (r0's in the low 16 words),
+// then interleave the words.
+TREX_BF16_TARGET inline __m512i interleave_rows(__m512 r0, __m512 r1) {
+  const __m512i words = (__m512i)_mm512_cvtne2ps_pbh(r1, r0);
+  const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  return _mm512_permutexvar_epi16(order, words);
 }
 
 // In-register transpose of a 16 x 16 block of 32-bit values (r[i] lane j <-> r[j] lane i).
@@ -84,32 +78,38 @@ TREX_BF16_TARGET inline void transpose_16x16(__m512i* r) {
   }
 }
 
-// Packs a panel of W lanes (rows of A or columns of B) x kc (along k) into out[kp][W] bf16 pairs; lanes beyond
-// `lanes` and the odd tail of k are zero. Element (lane w, k index p) is at src[w * ld + p] when k_contiguous,
-// else at src[p * ld + w].
-TREX_BF16_TARGET void pack_panel(const float* src, int64_t ld, bool k_contiguous, int64_t lanes, int64_t W,
-                                 int64_t kc, uint32_t* out) {
-  const int64_t kp = (kc + 1) / 2;
-  if (!k_contiguous) {
-    // Two k rows are contiguous along the lanes: convert 16 lanes of each, interleave as (lo | hi << 16).
-    for (int64_t p = 0; p < kp; ++p) {
-      const float* r0 = src + (2 * p) * ld;
-      const float* r1 = src + (2 * p + 1) * ld;
-      const bool has_hi = 2 * p + 1 < kc;
-      for (int64_t w = 0; w < W; w += 16) {
-        const int64_t len = std::clamp<int64_t>(lanes - w, 0, 16);
-        const __mmask16 m = __mmask16((1u << len) - 1u);
-        const __m512i lo = bf16_lanes(_mm512_maskz_loadu_ps(m, r0 + w));
-        const __m512i hi = has_hi ? bf16_lanes(_mm512_maskz_loadu_ps(m, r1 + w)) : _mm512_setzero_si512();
-        const __m512i v = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
-        if (W - w >= 16)
-          _mm512_storeu_si512(out + p * W + w, v);
-        else
-          _mm512_mask_storeu_epi32(out + p * W + w, __mmask16((1u << (W - w)) - 1u), v);
+// Packs `panels` panels of W lanes (W 8 or 32) x kc from a source whose k rows are contiguous along the lanes
+// (element (lane w, k index p) at src[p * ld + w]) into out: panel q at out + q * W * kp, as [kp][W] bf16 pairs
+// (two k rows interleaved). One sweep along each pair of k rows, so every cache line of the source is read once;
+// lanes beyond `lanes` and the odd tail of k are zero.
+TREX_BF16_TARGET void pack_k_rows(const float* src, int64_t ld, int64_t lanes, int64_t W, int64_t panels, int64_t kc,
+                                  uint32_t* out) {
+  const int64_t kp = (kc + 1) / 2, width = panels * W;
+  for (int64_t p = 0; p < kp; ++p) {
+    const float* r0 = src + (2 * p) * ld;
+    const float* r1 = src + (2 * p + 1) * ld;
+    const bool has_hi = 2 * p + 1 < kc;
+    for (int64_t w = 0; w < width; w += 16) {
+      const int64_t len = std::clamp<int64_t>(lanes - w, 0, 16);
+      const __mmask16 m = __mmask16((1u << len) - 1u);
+      const __m512i v = interleave_rows(_mm512_maskz_loadu_ps(m, r0 + w),
+                                        has_hi ? _mm512_maskz_loadu_ps(m, r1 + w) : _mm512_setzero_ps());
+      if (W >= 16) {  // 16 lanes inside one panel
+        _mm512_storeu_si512(out + (w / W) * W * kp + p * W + w % W, v);
+      } else {  // W 8: two panels
+        uint32_t* o = out + (w / W) * W * kp + p * W;
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm512_castsi512_si256(v));
+        if (w + 8 < width) _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + W * kp), _mm512_extracti64x4_epi64(v, 1));
       }
     }
-    return;
   }
+}
+
+// Packs one panel of W lanes (columns of B) x kc whose k index is contiguous per lane (element (lane w, k index p)
+// at src[w * ld + p]) into out[kp][W] bf16 pairs; lanes beyond `lanes` and the odd tail of k are zero.
+TREX_BF16_TARGET void pack_k_contiguous_panel(const float* src, int64_t ld, int64_t lanes, int64_t W, int64_t kc,
+                                              uint32_t* out) {
+  const int64_t kp = (kc + 1) / 2;
   // k contiguous per lane: blocks of 16 lanes x 16 pairs are converted (one zmm of pairs per lane) and
   // transposed in registers into 16 zmm of lanes (one per pair).
   for (int64_t w0 = 0; w0 < W; w0 += 16) {
@@ -135,24 +135,70 @@ TREX_BF16_TARGET void pack_panel(const float* src, int64_t ld, bool k_contiguous
   }
 }
 
-// C[mr x nr] (ldc) = alpha * A_panel B_panel + (first ? beta : 1) * C, over kp bf16 pairs.
-TREX_BF16_TARGET void micro_kernel(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc,
-                                   int64_t mr, int64_t nr, float alpha, float beta_c) {
+// Rows of A with k contiguous -> rows of bf16 pairs (kp per row, the odd tail's high half zero): row i of the
+// block at out + i * kp. No transpose: the micro-kernel broadcasts each row's pairs in place.
+TREX_BF16_TARGET void convert_rows(const float* src, int64_t ld, int64_t rows, int64_t kc, uint32_t* out) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* s = src + i * ld;
+    uint32_t* o = out + i * kp;
+    for (int64_t p0 = 0; p0 < kp; p0 += 16) {
+      const int64_t len = std::min<int64_t>(32, kc - 2 * p0);
+      const __mmask16 m0 = __mmask16(len >= 16 ? 0xffffu : (1u << len) - 1u);
+      const __mmask16 m1 = __mmask16(len >= 32 ? 0xffffu : len > 16 ? (1u << (len - 16)) - 1u : 0u);
+      const __m512i v = pairs_of_32(_mm512_maskz_loadu_ps(m0, s + 2 * p0), _mm512_maskz_loadu_ps(m1, s + 2 * p0 + 16));
+      const int64_t pairs = std::min<int64_t>(16, kp - p0);
+      _mm512_mask_storeu_epi32(o + p0, __mmask16(pairs >= 16 ? 0xffffu : (1u << pairs) - 1u), v);
+    }
+  }
+}
+
+// C[mr x nr] (ldc) = alpha * A_panel B_panel + (first ? beta : 1) * C, over kp bf16 pairs. A's pair p of row r
+// is a[p * kPairStride + r * row_stride]: kPairStride kMR for a packed panel (row_stride 1), 1 for rows of
+// bf16 pairs (row_stride = the row length in pairs).
+template <int64_t kPairStride>
+TREX_BF16_TARGET void micro_kernel(int64_t kp, const uint32_t* a, int64_t row_stride, const uint32_t* b, float* c,
+                                   int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta_c) {
+  // The C tile is read or written only after the k loop: fetching its lines now hides their miss (C of the
+  // head's products is far larger than the caches) behind the loop.
+  for (int64_t r = 0; r < mr; ++r) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    if (nr > 16) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16), _MM_HINT_T0);
+  }
   __m512 acc0[kMR], acc1[kMR];
   for (int r = 0; r < kMR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kp; ++p) {
     const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + p * kNR);
     const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + p * kNR + 16);
-    const uint32_t* ap = a + p * kMR;
+    const uint32_t* ap = a + p * kPairStride;
     for (int r = 0; r < kMR; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(int(ap[r]));
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(int(ap[r * row_stride]));
       acc0[r] = _mm512_dpbf16_ps(acc0[r], av, b0);
       acc1[r] = _mm512_dpbf16_ps(acc1[r], av, b1);
     }
   }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta_c);
+  if (mr == kMR && nr == kNR) {  // a whole tile: unmasked, unrolled, the accumulators stay in registers
+    const bool scale = alpha != 1.0f, add = beta_c != 0.0f;  // 1 * x and 1 * c + y are exact: skipping changes no bit
+#pragma GCC unroll 8
+    for (int r = 0; r < kMR; ++r) {
+      float* cr = c + r * ldc;
+      __m512 y0 = acc0[r], y1 = acc1[r];
+      if (scale) {
+        y0 = _mm512_mul_ps(va, y0);
+        y1 = _mm512_mul_ps(va, y1);
+      }
+      if (add) {
+        y0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr), y0);
+        y1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr + 16), y1);
+      }
+      _mm512_storeu_ps(cr, y0);
+      _mm512_storeu_ps(cr + 16, y1);
+    }
+    return;
+  }
   const __mmask16 m0 = __mmask16(nr >= 16 ? 0xffffu : (1u << nr) - 1u);
   const __mmask16 m1 = __mmask16(nr >= 32 ? 0xffffu : nr > 16 ? (1u << (nr - 16)) - 1u : 0u);
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta_c);
   for (int r = 0; r < kMR; ++r) {
     if (r >= mr) break;
     float* cr = c + r * ldc;
@@ -206,25 +252,36 @@ void gemm_bf16(const GemmCall& g) {
     const int64_t nc = std::min(kNC, g.n - jc), n_panels = (nc + kNR - 1) / kNR;
     for (int64_t pc = 0; pc < g.k; pc += kKC) {
       const int64_t kc = std::min(kKC, g.k - pc), kp = (kc + 1) / 2;
-      for (int64_t jp = 0; jp < n_panels; ++jp) {
-        const int64_t j0 = jc + jp * kNR;
-        const float* src = g.trans_b ? g.b + j0 * g.ldb + pc : g.b + pc * g.ldb + j0;
-        pack_panel(src, g.ldb, g.trans_b, std::min(kNR, g.n - j0), kNR, kc, buf.b.data() + jp * kNR * kp);
+      if (g.trans_b) {
+        for (int64_t jp = 0; jp < n_panels; ++jp) {
+          const int64_t j0 = jc + jp * kNR;
+          pack_k_contiguous_panel(g.b + j0 * g.ldb + pc, g.ldb, std::min(kNR, g.n - j0), kNR, kc, buf.b.data() + jp * kNR * kp);
+        }
+      } else {
+        pack_k_rows(g.b + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data());
       }
       const float beta_c = pc == 0 ? g.beta : 1.0f;
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
         const int64_t mc = std::min(kMC, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
-        for (int64_t ip = 0; ip < m_panels; ++ip) {
-          const int64_t i0 = ic + ip * kMR;
-          const float* src = g.trans_a ? g.a + pc * g.lda + i0 : g.a + i0 * g.lda + pc;
-          pack_panel(src, g.lda, !g.trans_a, std::min(kMR, g.m - i0), kMR, kc, buf.a.data() + ip * kMR * kp);
+        // A with k contiguous becomes rows of pairs (a conversion, no transpose); a transposed A, whose k rows
+        // are contiguous along m, is packed into panels (two rows interleaved). Padding rows are zero.
+        if (g.trans_a) {
+          pack_k_rows(g.a + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data());
+        } else {
+          convert_rows(g.a + ic * g.lda + pc, g.lda, mc, kc, buf.a.data());
+          std::fill(buf.a.data() + mc * kp, buf.a.data() + m_panels * kMR * kp, 0u);
         }
         for (int64_t jp = 0; jp < n_panels; ++jp) {
           const int64_t j0 = jc + jp * kNR, nr = std::min(kNR, g.n - j0);
           for (int64_t ip = 0; ip < m_panels; ++ip) {
-            const int64_t i0 = ic + ip * kMR;
-            micro_kernel(kp, buf.a.data() + ip * kMR * kp, buf.b.data() + jp * kNR * kp, g.c + i0 * g.ldc + j0,
-                         g.ldc, std::min(kMR, g.m - i0), nr, g.alpha, beta_c);
+            const int64_t i0 = ic + ip * kMR, mr = std::min(kMR, g.m - i0);
+            float* c = g.c + i0 * g.ldc + j0;
+            if (g.trans_a)
+              micro_kernel<kMR>(kp, buf.a.data() + ip * kMR * kp, 1, buf.b.data() + jp * kNR * kp, c, g.ldc, mr, nr,
+                                g.alpha, beta_c);
+            else
+              micro_kernel<1>(kp, buf.a.data() + ip * kMR * kp, kp, buf.b.data() + jp * kNR * kp, c, g.ldc, mr, nr,
+                              g.alpha, beta_c);
           }
         }
       }

@@ -15,11 +15,14 @@
 
 namespace trex::nn {
 
-// Round to nearest even (NaN stays NaN; inf stays inf; finite values that overflow become inf).
+// The rounding of a GEMM operand, exactly what vcvtne2ps2bf16 does: to nearest even; NaN stays a (quiet) NaN,
+// inf stays inf, finite values that overflow become inf, and denormal inputs become a zero of the same sign (the
+// instruction treats them as zero; model/quant.hpp's checkpoint conversion keeps them).
 inline uint16_t float_to_bf16(float x) {
   uint32_t u;
   __builtin_memcpy(&u, &x, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);  // quiet NaN
+  if ((u & 0x7f800000u) == 0) return uint16_t((u >> 16) & 0x8000u);         // zero or denormal -> signed zero
   u += 0x7fffu + ((u >> 16) & 1u);
   return uint16_t(u >> 16);
 }

@@ -1,5 +1,6 @@
 // Kernels of ops.hpp: fast (OpenMP over rows) and reference versions.
 #include "nn/ops.hpp"
+#include "nn/vec8.hpp"
 #include "nn/vec_math.hpp"
 
 #include <omp.h>
@@ -10,6 +11,10 @@
 #include <numeric>
 #include <span>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
 
 namespace trex::nn {
 
@@ -315,6 +320,115 @@ void sinkhorn_backward(const float* a, const float* dm, float* da, int n, int it
     float dot = 0;
     for (int k = 0; k < n; ++k) dot += g[j * n + k] * sm[j * n + k];
     for (int k = 0; k < n; ++k) da[j * n + k] = sm[j * n + k] * (g[j * n + k] - dot);
+  }
+}
+
+// Batched: lane l of every Vec8 is matrix t0 + l; the tail block repeats its last matrix in the unused lanes
+// (their results are dropped), so every matrix goes through the same code.
+namespace {
+constexpr int64_t kLanes = 8;
+
+void gather_block(const float* a, int64_t stride, int64_t t0, int64_t count, int nn2, Vec8* x) {
+  for (int l = 0; l < kLanes; ++l) {
+    const float* src = a + std::min(t0 + l, count - 1) * stride;
+    for (int i = 0; i < nn2; ++i) x[i][l] = src[i];
+  }
+}
+void scatter_block(const Vec8* x, int64_t t0, int64_t count, int nn2, float* out, int64_t stride) {
+  for (int l = 0; l < kLanes && t0 + l < count; ++l) {
+    float* dst = out + (t0 + l) * stride;
+    for (int i = 0; i < nn2; ++i) dst[i] = x[i][l];
+  }
+}
+// row softmax + eps of each lane's matrix with std::exp (as the scalar path); sm (may be null) gets the softmax
+void softmax_eps_lanes(const Vec8* a, Vec8* t, Vec8* sm, int n, float eps) {
+  for (int l = 0; l < kLanes; ++l)
+    for (int j = 0; j < n; ++j) {
+      float mx = a[j * n][l];
+      for (int k = 1; k < n; ++k) mx = std::max(mx, a[j * n + k][l]);
+      float e[kMaxN], s = 0;
+      for (int k = 0; k < n; ++k) s += (e[k] = std::exp(a[j * n + k][l] - mx));
+      for (int k = 0; k < n; ++k) {
+        const float v = e[k] / s;
+        if (sm) sm[j * n + k][l] = v;
+        t[j * n + k][l] = v + eps;
+      }
+    }
+}
+void normalise_lanes(const Vec8* x, Vec8* y, int n, float eps, bool by_row) {
+  for (int a = 0; a < n; ++a) {
+    Vec8 s = {};
+    for (int b = 0; b < n; ++b) s += by_row ? x[a * n + b] : x[b * n + a];
+    const Vec8 inv = 1.0f / (s + eps);
+    for (int b = 0; b < n; ++b) {
+      const int idx = by_row ? a * n + b : b * n + a;
+      y[idx] = x[idx] * inv;
+    }
+  }
+}
+void normalise_backward_lanes(const Vec8* x, const Vec8* dy, Vec8* dx, int n, float eps, bool by_row) {
+  for (int a = 0; a < n; ++a) {
+    Vec8 s = {}, dot = {};
+    for (int b = 0; b < n; ++b) {
+      const int idx = by_row ? a * n + b : b * n + a;
+      s += x[idx];
+      dot += dy[idx] * x[idx];
+    }
+    const Vec8 inv = 1.0f / (s + eps);
+    for (int b = 0; b < n; ++b) {
+      const int idx = by_row ? a * n + b : b * n + a;
+      dx[idx] = dy[idx] * inv - dot * inv * inv;
+    }
+  }
+}
+}  // namespace
+
+void sinkhorn_forward_batch(const float* a, int64_t a_stride, float* m, int64_t m_stride, int64_t count, int n,
+                            int iters, float eps) {
+  if (n > kMaxN) throw Error(fmt::format("sinkhorn: n = {} > {}", n, kMaxN));
+  const int nn2 = n * n;
+  const int64_t blocks = (count + kLanes - 1) / kLanes;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    Vec8 x[kMaxN * kMaxN], t[kMaxN * kMaxN], y[kMaxN * kMaxN];
+    gather_block(a, a_stride, blk * kLanes, count, nn2, x);
+    softmax_eps_lanes(x, t, nullptr, n, eps);
+    normalise_lanes(t, y, n, eps, false);
+    for (int it = 1; it < iters; ++it) {
+      normalise_lanes(y, t, n, eps, true);
+      normalise_lanes(t, y, n, eps, false);
+    }
+    scatter_block(y, blk * kLanes, count, nn2, m, m_stride);
+  }
+}
+
+void sinkhorn_backward_batch(const float* a, int64_t a_stride, const float* dm, int64_t dm_stride, float* da,
+                             int64_t da_stride, int64_t count, int n, int iters, float eps) {
+  if (n > kMaxN) throw Error(fmt::format("sinkhorn: n = {} > {}", n, kMaxN));
+  const int nn2 = n * n, steps = 2 * iters;
+  const int64_t blocks = (count + kLanes - 1) / kLanes;
+#pragma omp parallel if (blocks > 1)
+  {
+    std::vector<Vec8> st(size_t((steps + 1) * nn2));  // the iterates, once per thread
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      Vec8 x[kMaxN * kMaxN], sm[kMaxN * kMaxN], g[kMaxN * kMaxN], gx[kMaxN * kMaxN];
+      gather_block(a, a_stride, blk * kLanes, count, nn2, x);
+      softmax_eps_lanes(x, st.data(), sm, n, eps);
+      for (int i = 0; i < steps - 1; ++i)
+        normalise_lanes(st.data() + i * nn2, st.data() + (i + 1) * nn2, n, eps, i % 2 == 1);
+      gather_block(dm, dm_stride, blk * kLanes, count, nn2, g);
+      for (int i = steps - 2; i >= 0; --i) {
+        normalise_backward_lanes(st.data() + i * nn2, g, gx, n, eps, i % 2 == 1);
+        std::copy(gx, gx + nn2, g);
+      }
+      for (int j = 0; j < n; ++j) {
+        Vec8 dot = {};
+        for (int k = 0; k < n; ++k) dot += g[j * n + k] * sm[j * n + k];
+        for (int k = 0; k < n; ++k) gx[j * n + k] = sm[j * n + k] * (g[j * n + k] - dot);
+      }
+      scatter_block(gx, blk * kLanes, count, nn2, da, da_stride);
+    }
   }
 }
 

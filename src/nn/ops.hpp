@@ -46,6 +46,13 @@ void swiglu_backward_ref(const float* g, const float* u, const float* dh, float*
 // normalisation divides by (sum + eps). Backward recomputes the unrolled iterates (cheap) and returns dA.
 void sinkhorn_forward(const float* a, float* m, int n, int iters, float eps);
 void sinkhorn_backward(const float* a, const float* dm, float* da, int n, int iters, float eps);
+// The same for `count` matrices (matrix t of a at a + t * a_stride, likewise dm, m, da), eight at a time in
+// vector lanes, split over the OpenMP threads: each lane does the scalar functions' operations in their order
+// (tests/nn/ops_test.cpp: the forward's bits equal, the backward's to float rounding, FMA contraction aside).
+void sinkhorn_forward_batch(const float* a, int64_t a_stride, float* m, int64_t m_stride, int64_t count, int n,
+                            int iters, float eps);
+void sinkhorn_backward_batch(const float* a, int64_t a_stride, const float* dm, int64_t dm_stride, float* da,
+                             int64_t da_stride, int64_t count, int n, int iters, float eps);
 
 // ---------------- sqrt-softplus router affinity: a = sqrt(softplus(s)) ----------------
 float sqrt_softplus(float s);

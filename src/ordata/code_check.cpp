@@ -308,24 +308,10 @@ std::string solve_request_reply(const std::string& request_json, double wall_lef
                                 bool* reused) {
   if (same_model) *same_model = false;
   if (reused) *reused = false;
-  auto error_reply = [](const std::string& message) { return nlohmann::ordered_json{{"status", "error"}, {"message", message}}.dump(); };
-  std::string text;
-  double time_limit = 0.0;
-  try {
-    Json req = Json::parse(request_json);
-    text = req.at("lp").get<std::string>();
-    time_limit = req.value("time_limit", 0.0);
-  } catch (const std::exception& e) {
-    return error_reply(std::string("bad solve request: ") + e.what());
-  }
-  auto t0 = Clock::now();
-  lp::Model model;
-  try {
-    model = lp::read_lp_string(text, "model.lp");
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
-  double read_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto read = lp::read_solve_request(request_json);
+  if (auto* error = std::get_if<std::string>(&read)) return *error;
+  const lp::SolveRequest& req = std::get<lp::SolveRequest>(read);
+  const lp::Model& model = req.model;
   std::vector<int> ref_var;
   bool same = known && known->model && known->x && known->x->size() == known->model->vars.size() &&
               layer_model_matches(model, *known->model, ref_var);
@@ -339,19 +325,9 @@ std::string solve_request_reply(const std::string& request_json, double wall_lef
     r.objective = model.objective.constant;
     for (const auto& t : model.objective.terms) r.objective += t.coef * r.x[size_t(t.var)];
     if (reused) *reused = true;
-    return lp::solve_report_json("model.lp", model, lp::Backend::Cbc, r, read_seconds, true).dump();
+    return lp::solve_report_json("model.lp", model, lp::Backend::Cbc, r, req.read_seconds, true).dump();
   }
-  lp::SolveOptions options;
-  double left = std::max(0.001, wall_left_s);
-  options.time_limit = time_limit > 0.0 ? std::min(time_limit, left) : left;
-  options.threads = 1;
-  lp::SolveResult r;
-  try {
-    r = lp::solve(model, lp::Backend::Cbc, options);
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
-  return lp::solve_report_json("model.lp", model, lp::Backend::Cbc, r, read_seconds, true).dump();
+  return lp::solve_request_reply(req, wall_left_s);
 }
 
 bool parse_optimal_value(const std::string& output, double& value) {

@@ -150,23 +150,8 @@ std::size_t PythonForkServer::solves_cached() const {
 }
 
 std::string PythonForkServer::solve_reply(const std::string& request_json, double wall_left_s) {
-  using OJson = nlohmann::ordered_json;
-  auto error_reply = [](const std::string& message) {
-    OJson j;
-    j["status"] = "error";
-    j["message"] = message;
-    return j.dump();
-  };
-  std::string text;
-  double time_limit = 0.0;
-  try {
-    Json req = Json::parse(request_json);
-    text = req.at("lp").get<std::string>();
-    time_limit = req.value("time_limit", 0.0);
-  } catch (const std::exception& e) {
-    return error_reply(std::string("bad solve request: ") + e.what());
-  }
-  std::string key = sha256_hex(std::to_string(time_limit) + "\n" + text);
+  // the request text is the key: the layer writes the same JSON for the same model and time limit
+  const std::string key = sha256_hex(request_json);
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto it = solve_cache_.find(key);
@@ -175,26 +160,11 @@ std::string PythonForkServer::solve_reply(const std::string& request_json, doubl
       return it->second;
     }
   }
-  // Exactly what `trex solve FILE --json --values [--time-limit S]` prints (src/cli/cmd_solve.cpp).
-  auto t0 = std::chrono::steady_clock::now();
-  lp::Model model;
-  try {
-    model = lp::read_lp_string(text, "model.lp");
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
-  double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  lp::SolveOptions options;
-  double left = std::max(0.001, wall_left_s);
-  options.time_limit = time_limit > 0.0 ? std::min(time_limit, left) : left;
-  lp::SolveResult r;
-  try {
-    r = lp::solve(model, lp::Backend::Cbc, options);
-  } catch (const std::exception& e) {
-    return error_reply(e.what());
-  }
-  std::string reply = lp::solve_report_json("model.lp", model, lp::Backend::Cbc, r, read_seconds, true).dump();
-  if (r.status != lp::SolveStatus::TimeLimit && r.status != lp::SolveStatus::Error) {
+  auto read = lp::read_solve_request(request_json);
+  if (auto* error = std::get_if<std::string>(&read)) return *error;
+  lp::SolveStatus status = lp::SolveStatus::Error;
+  std::string reply = lp::solve_request_reply(std::get<lp::SolveRequest>(read), wall_left_s, &status);
+  if (status != lp::SolveStatus::TimeLimit && status != lp::SolveStatus::Error) {
     std::lock_guard<std::mutex> lock(cache_mu_);
     solve_cache_.emplace(key, reply);
   }

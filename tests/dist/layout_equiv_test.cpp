@@ -25,15 +25,19 @@ const std::string kArgs = " --config tiny --seq-len 16 --global-batch 4 --seed 7
 // amplification of those differences by Adam and discrete top-k routing stays small over 50 steps.
 // late_tol: micro-batched runs with two data ranks drift further (a pure --dp 2 control run with 2 micro-batches
 // measured 4.8e-4 at step 49 after a near-tied routing choice flipped at step 30; the pipeline adds nothing to it).
+// early_tol: the same for the first 10 steps — Adam's first updates are sign-like for gradients near zero, so
+// rounding-level differences move such weights by a whole learning-rate step; with two data ranks and 2
+// micro-batches a pure --dp 2 control run measured 2.5e-6 at step 8 (after the attention kernels' summation
+// order changed), where one data rank stays below 1e-6.
 void expect_same_curve(const std::vector<double>& ref, const std::vector<double>& got, size_t first_step,
-                       double late_tol = 5e-4) {
+                       double late_tol = 5e-4, double early_tol = 1e-6) {
   ASSERT_EQ(got.size() + first_step - 1, ref.size());
   double max_rel = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     const double a = ref[i + first_step - 1], rel = std::abs(a - got[i]) / std::abs(a);
     max_rel = std::max(max_rel, rel);
     if (i + first_step <= 10) {
-      EXPECT_LT(rel, 1e-6) << "step " << i + first_step << ": " << a << " vs " << got[i];
+      EXPECT_LT(rel, early_tol) << "step " << i + first_step << ": " << a << " vs " << got[i];
     }
     EXPECT_LT(rel, late_tol) << "step " << i + first_step << ": " << a << " vs " << got[i];
   }
@@ -60,7 +64,8 @@ TEST_P(LayoutEquivalence, SameLossCurveAsOneProcessOver50Steps) {
   ASSERT_EQ(par.status, 0) << par.output;
   const auto a = losses(dir / "one.jsonl"), b = losses(dir / "par.jsonl");
   ASSERT_EQ(a.size(), 50u);
-  expect_same_curve(a, b, 1, l.micro > 1 && l.dp * l.ep > 1 ? 1e-3 : 5e-4);
+  const bool split_micro = l.micro > 1 && l.dp * l.ep > 1;  // micro-batches summed over two data ranks
+  expect_same_curve(a, b, 1, split_micro ? 1e-3 : 5e-4, split_micro ? 5e-6 : 1e-6);
   EXPECT_LT(a.back(), a.front() - 1.0) << "the loss should fall over 50 steps";
   fs::remove_all(dir);
 }

@@ -103,3 +103,17 @@ TEST(ModelConfig, InconsistentRatiosRejected) {
   EXPECT_THROW(ModelConfig::from_hf_json(p), trex::Error);
   std::filesystem::remove(p);
 }
+
+// mHC's Sinkhorn kernels hold n x n matrices of at most 8 x 8: a wider hc_mult is refused with the field named.
+TEST(ModelConfig, HcMultAboveEightRejected) {
+  auto j = ModelConfig::preset("tiny").to_hf_json();
+  j["hc_mult"] = 9;
+  auto p = write_tmp("hc_mult.json", j.dump(2));
+  try {
+    ModelConfig::from_hf_json(p);
+    ADD_FAILURE() << "hc_mult 9 was accepted";
+  } catch (const trex::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hc_mult"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(p);
+}

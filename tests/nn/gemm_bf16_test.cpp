@@ -54,6 +54,47 @@ TEST(GemmBf16, RoundingIsNearestEven) {
   float snan;
   std::memcpy(&snan, &snan_bits, 4);
   EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(snan))));
+  EXPECT_EQ(float_to_bf16(0x1p-130f), 0x0000);  // denormals flush to a signed zero, as vcvtne2ps2bf16 does
+  EXPECT_EQ(float_to_bf16(-0x1p-127f), 0x8000);
+  EXPECT_EQ(float_to_bf16(0x1p-126f), 0x0080);  // the smallest normal stays
+}
+
+// The kernel converts with vcvtne2ps2bf16: on every operand path (both transposes, interior and tail lanes) it
+// must give float_to_bf16's bits. One product per element (k 1) against a power of two shows each operand as is:
+// random bit patterns, ties, denormals, NaN, inf.
+TEST(GemmBf16, KernelConvertsOperandsLikeFloatToBf16) {
+  require_cpu();
+  trex::Rng rng(11);
+  const int64_t m = 37, n = 45;
+  std::vector<float> a(static_cast<size_t>(m)), b(static_cast<size_t>(n), 1.0f), c(static_cast<size_t>(m * n)), c2 = c;
+  for (int64_t i = 0; i < m; ++i) {
+    uint32_t u = uint32_t(rng.next_u64() >> 32);
+    if (i % 3 == 0) u &= 0x807fffffu;                    // a denormal (or zero)
+    if (i % 5 == 0) u = (u & 0xffff0000u) | 0x8000u;     // a tie
+    if (i == 7) u = 0x7f800001u;                          // NaN with only a low payload bit
+    if (i == 8) u = 0xff800000u;                          // -inf
+    std::memcpy(&a[size_t(i)], &u, 4);
+  }
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      // C = A (m x 1) B (1 x n) with B all ones: C[i][j] is A[i] rounded; and transposed roles for B's path
+      const GemmCall g{bool(ta), bool(tb), m, n, 1, 1.0f, a.data(), ta ? m : 1, b.data(), tb ? 1 : n, 0.0f, c.data(), n};
+      trex::nn::gemm_bf16(g);
+      const GemmCall gt{bool(ta), bool(tb), n, m, 1, 1.0f, b.data(), ta ? n : 1, a.data(), tb ? 1 : m, 0.0f, c2.data(), m};
+      trex::nn::gemm_bf16(gt);
+      for (int64_t i = 0; i < m; ++i) {
+        const float want = trex::nn::bf16_to_float(trex::nn::float_to_bf16(a[size_t(i)]));
+        for (int64_t j = 0; j < n; ++j) {
+          const float got = c[size_t(i * n + j)], got_t = c2[size_t(j * m + i)];
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got) && std::isnan(got_t)) << i;
+          } else {
+            ASSERT_EQ(got, want) << "A path, row " << i << " ta " << ta << " tb " << tb;  // +0 == -0: the sum starts at +0
+            ASSERT_EQ(got_t, want) << "B path, column " << i << " ta " << ta << " tb " << tb;
+          }
+        }
+      }
+    }
 }
 
 // k = 1..3 on tie values: one product per element, so a kernel that rounded differently from float_to_bf16
