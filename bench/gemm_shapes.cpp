@@ -1,6 +1,7 @@
 // GFLOP/s of the GEMMs at the `bench` preset's training shapes (8 x 256 tokens, d 256, f 512, V 4096, routed
 // experts ~512 rows each), single-threaded (rates from thread CPU time, best call), fp32 (OpenBLAS sgemm) vs the AVX512_BF16 kernel (gemm_bf16). Prints
-// one line per shape plus the load average (the machine is shared). Usage: bench_gemm_shapes [REPEATS]
+// one line per shape plus the load average (the machine is shared). Usage: bench_gemm_shapes [REPEATS | peak]
+// (peak: only the core's register-only FP32 FMA and BF16 dot rates, which the train bench prints beside its MFU)
 // GCC 12's _mm512_reduce_add_ps uses an _mm512_undefined_ps() operand that -Wuninitialized flags (header false
 // positive).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -89,7 +90,8 @@ double seconds_per_call(const trex::nn::GemmCall& g, bool bf16, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
+  const bool peak_only = argc > 1 && std::string(argv[1]) == "peak";  // only the core's rates (train bench)
+  const int reps = argc > 1 && !peak_only ? std::atoi(argv[1]) : 5;
   omp_set_num_threads(1);
   const Shape shapes[] = {
       {"head fwd x W^T (2048x4096x256)", false, true, 2048, 4096, 256},
@@ -125,6 +127,7 @@ int main(int argc, char** argv) {
     std::printf("this core now: FP32 FMA %.0f GFLOP/s, BF16 dot %.0f GFLOP/s (register-only loops; idle machine: 220 / 443)\n",
                 double(n) * 24 * 32 / (t1 - t0) * 1e-9, double(n) * 24 * 64 / (t2 - t1) * 1e-9);
   }
+  if (peak_only) return 0;
   std::printf("%-38s %10s %10s %7s\n", "shape (m x n x k)", "fp32 GF/s", "bf16 GF/s", "ratio");
   double t32 = 0, t16 = 0, fl = 0;
   for (const Shape& s : shapes) {

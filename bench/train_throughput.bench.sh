@@ -4,9 +4,13 @@
 # micro-batches (synthetic OR corpus, byte-level BPE, CPT windows of SEQ tokens). Both sides run with the
 # OpenBLAS variables unset (auto-detected AVX-512 kernels) in this command only; the peer also gets
 # GLIBC_TUNABLES (MACHINE.md §3: keeps freed memory, nearly doubles PyTorch) and torch 1 thread + OpenBLAS 2
-# (its best FP32 setting, MACHINE.md §7). trex: OpenMP 2 threads, passive wait (it drives OpenBLAS single-threaded
-# and spreads the GEMMs over its OpenMP threads itself; docs/train.md, Threads).
-# tokens/s exclude each side's first step; MFU = trex FLOP/s (DEEPSEEK_V4.md §10, 3 x forward) / 433 GFLOP/s.
+# (its best FP32 setting, MACHINE.md §7). trex: OpenMP 2 threads that spin briefly before sleeping
+# (GOMP_SPINCOUNT=10000: a step opens ~1,350 parallel regions, and OMP_WAIT_POLICY=passive pays a futex wake-up
+# for each, ~3 % of the step; a full spin starves when the machine is shared) — trex drives OpenBLAS
+# single-threaded and spreads the GEMMs over its OpenMP threads itself (docs/train.md, Threads).
+# tokens/s exclude each side's first step; MFU = trex FLOP/s (DEEPSEEK_V4.md §10, 3 x forward) / 433 GFLOP/s, and
+# beside it against what the cores deliver now (register-only FP32 FMA loop, bench_gemm_shapes peak: on this
+# shared VM it often measures half of MACHINE.md's idle 220 GFLOP/s per core).
 # trex runs twice: fp32 matrix products (the precision of the twin) and --matmul bf16 (AVX512_BF16 operands, fp32
 # accumulation, fp32 weights and optimizer; nn/gemm_bf16.hpp). cpu s/step: process CPU time per warm step.
 set -euo pipefail
@@ -22,13 +26,14 @@ TREX="$TREX_BUILD_DIR/trex"
 "$TREX" data pack --mode cpt -t "$TMP/tok.json" -i "$TMP/corpus.jsonl" -o "$TMP/cpt" >/dev/null 2>&1
 "$TREX" model info bench --seq-len "$SEQ" | head -3 || true
 
-echo "trex (env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE, OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive), fp32 matmul:"
-TREX_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
+TREX_ENV="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u OMP_WAIT_POLICY OMP_NUM_THREADS=2 GOMP_SPINCOUNT=10000"
+echo "trex ($TREX_ENV), fp32 matmul:"
+TREX_JSON=$($TREX_ENV \
   "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches.bin" fp32 \
   2>"$TMP/trex.err")
 echo "$TREX_JSON" | tr -d '\n' | sed 's/  */ /g'; echo
 echo "trex, bf16 matmul (--matmul bf16), same data:"
-BF16_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive \
+BF16_JSON=$($TREX_ENV \
   "$TREX_BUILD_DIR/bench/bench_train_throughput" "$TMP/cpt" "$TMP/out_bf16" "$STEPS" "$BATCH" "$SEQ" "$TMP/batches_bf16.bin" bf16 \
   2>"$TMP/trex_bf16.err")
 echo "$BF16_JSON" | tr -d '\n' | sed 's/  */ /g'; echo
@@ -39,12 +44,16 @@ TWIN_JSON=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=2 
   "$TMP/batches.bin" "$STEPS" "$BATCH" "$SEQ" 1)
 echo "$TWIN_JSON"
 echo "machine load (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-/usr/bin/python3 - "$TREX_JSON" "$TWIN_JSON" "$BF16_JSON" <<'PY'
+PEAK_LINE=$("$TREX_BUILD_DIR/bench/bench_gemm_shapes" peak | tail -1)
+echo "$PEAK_LINE"
+FP32_NOW=$(echo "$PEAK_LINE" | sed -E 's/.*FP32 FMA ([0-9.]+) GFLOP.*/\1/')
+/usr/bin/python3 - "$TREX_JSON" "$TWIN_JSON" "$BF16_JSON" "$FP32_NOW" <<'PY'
 import json, sys
-t = json.loads(sys.argv[1]); p = json.loads(sys.argv[2]); b = json.loads(sys.argv[3])
+t = json.loads(sys.argv[1]); p = json.loads(sys.argv[2]); b = json.loads(sys.argv[3]); now = 2 * float(sys.argv[4])
 for name, x in (("fp32", t), ("bf16", b)):
     print(f"trex {name} {x['tokens_per_s']:.0f} tok/s, torch twin {p['tokens_per_s']:.0f} tok/s, ratio {x['tokens_per_s'] / p['tokens_per_s']:.2f}x "
           f"(target >= 2); trex {x['tflops'] * 1000:.1f} GFLOP/s = MFU {100 * x['mfu']:.1f}% of {x['peak_gflops']:.0f} GFLOP/s "
-          f"(target 50%); {x['cpu_seconds_per_step']:.2f} CPU s/step; loss trex {x['first_loss']:.3f} -> {x['last_loss']:.3f}, "
+          f"(target 50%), {100 * x['tflops'] * 1000 / now:.1f}% of the {now:.0f} GFLOP/s the 2 cores deliver now; "
+          f"{x['cpu_seconds_per_step']:.2f} CPU s/step; loss trex {x['first_loss']:.3f} -> {x['last_loss']:.3f}, "
           f"twin {p['loss_first']:.3f} -> {p['loss_last']:.3f}")
 PY

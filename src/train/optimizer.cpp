@@ -66,7 +66,7 @@ Optimizer::Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, Optim
   b_.assign(std::size_t(biggest_side * biggest_side), 0.0f);
 }
 
-void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
+void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr, float grad_scale) {
   ++t_;
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     const TensorSlot& t = tensors_[i];
@@ -74,13 +74,13 @@ void Optimizer::step(std::span<float> params, std::span<const float> grads, doub
     float* p = params.data() + t.offset;
     const float* g = grads.data() + t.offset;
     if (muon_[i])
-      muon_tensor(i, p, g, lr);
+      muon_tensor(i, p, g, grad_scale, lr);
     else
-      adamw_tensor(i, p, g, lr);
+      adamw_tensor(i, p, g, grad_scale, lr);
   }
 }
 
-void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, double lr) {
+void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, float gs, double lr) {
   const TensorSlot& t = tensors_[idx];
   const double b1 = cfg_.beta1, b2 = cfg_.beta2;
   const double bc1 = 1.0 - std::pow(b1, double(t_)), bc2 = 1.0 - std::pow(b2, double(t_));
@@ -93,7 +93,7 @@ void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, double l
   // element-wise: the threads' split changes no result
 #pragma omp parallel for simd schedule(static) if (t.numel > (int64_t(1) << 16))
   for (int64_t i = 0; i < t.numel; ++i) {
-    float gi = g[i];
+    float gi = g[i] * gs;
     m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
     v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
     float denom = std::sqrt(v[i]) * inv_sqrt_bc2 + eps;
@@ -101,15 +101,15 @@ void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, double l
   }
 }
 
-void Optimizer::muon_tensor(std::size_t idx, float* p, const float* g, double lr) {
+void Optimizer::muon_tensor(std::size_t idx, float* p, const float* g, float gs, double lr) {
   const TensorSlot& t = tensors_[idx];
   float* m = m_.data() + m_off_[idx];
   const float mu = float(cfg_.muon_momentum);
   const int64_t n = t.numel;
-  for (int64_t i = 0; i < n; ++i) m[i] = mu * m[i] + g[i];
+  for (int64_t i = 0; i < n; ++i) m[i] = mu * m[i] + g[i] * gs;
   float* x = x_.data();
   if (cfg_.muon_nesterov)
-    for (int64_t i = 0; i < n; ++i) x[i] = mu * m[i] + g[i];
+    for (int64_t i = 0; i < n; ++i) x[i] = mu * m[i] + g[i] * gs;
   else
     std::copy(m, m + n, x);
   // Work on the wide orientation (rows <= cols).

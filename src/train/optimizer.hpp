@@ -44,8 +44,9 @@ class Optimizer {
  public:
   Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, OptimizerConfig config);
 
-  // One update with learning rate lr (schedule applied by the caller). grads are read only.
-  void step(std::span<float> params, std::span<const float> grads, double lr);
+  // One update with learning rate lr (schedule applied by the caller) from grads * grad_scale (the clipping
+  // factor, applied as each gradient is read: no pass of its own over the gradients). grads are read only.
+  void step(std::span<float> params, std::span<const float> grads, double lr, float grad_scale = 1.0f);
 
   int64_t steps() const { return t_; }
   const OptimizerConfig& config() const { return cfg_; }
@@ -63,8 +64,8 @@ class Optimizer {
   void set_steps(int64_t t) { t_ = t; }
 
  private:
-  void adamw_tensor(std::size_t i, float* p, const float* g, double lr);
-  void muon_tensor(std::size_t i, float* p, const float* g, double lr);
+  void adamw_tensor(std::size_t i, float* p, const float* g, float gs, double lr);
+  void muon_tensor(std::size_t i, float* p, const float* g, float gs, double lr);
 
   std::vector<TensorSlot> tensors_;
   std::vector<bool> muon_;

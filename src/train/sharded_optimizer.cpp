@@ -42,7 +42,6 @@ ShardedOptimizer::ShardedOptimizer(const model::ParamStore& store, std::vector<T
     for (const TensorSlot& s : slots) {
       if (s.offset < r.begin || s.offset >= r.end) continue;
       if (s.offset < part.opt_begin || s.offset >= part.opt_begin + part.opt_count) continue;
-      if (s.trainable) part.updated.emplace_back(s.offset, s.numel);
       mine.push_back(s);
       mine.back().offset -= part.opt_begin;
       if (s.offset >= sb && s.offset < se) {  // this rank's shard (inside the optimizer's range)
@@ -69,21 +68,12 @@ double ShardedOptimizer::grad_norm(std::span<const float> grads) const {
 
 double ShardedOptimizer::update(std::span<float> params, std::span<float> grads, double norm, double clip,
                                 double lr) {
-  double scale = 1;
-  if (clip > 0 && norm > clip) {
-    scale = clip / norm;
-    const float fs = float(scale);
-    for (const Part& p : parts_)
-      for (auto [off, n] : p.updated) {
-        float* g = grads.data() + off;
-#pragma omp parallel for simd schedule(static) if (n > (int64_t(1) << 16))
-        for (int64_t i = 0; i < n; ++i) g[i] *= fs;
-      }
-  }
+  const double scale = clip > 0 && norm > clip ? clip / norm : 1.0;
   gather_seconds_ = 0;
   for (Part& p : parts_) {
+    // the clipping factor is applied as the optimizer reads each gradient (no pass of its own)
     p.opt->step(params.subspan(size_t(p.opt_begin), size_t(p.opt_count)),
-                grads.subspan(size_t(p.opt_begin), size_t(p.opt_count)), lr);
+                grads.subspan(size_t(p.opt_begin), size_t(p.opt_count)), lr, float(scale));
     if (zero_ && p.region.group) {
       Timer t;
       p.region.group->all_gather_ranges(params, p.shard_begin, p.shard_count);

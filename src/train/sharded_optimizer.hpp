@@ -66,7 +66,6 @@ class ShardedOptimizer {
     std::vector<int64_t> shard_begin, shard_count;  // per group rank (absolute), for the all-gather
     std::unique_ptr<Optimizer> opt;                 // slots rebased to opt_begin
     TensorRanges norm;     // trainable tensors of this rank's shard (absolute): the norm covers each once
-    TensorRanges updated;  // trainable tensors of the optimizer's range (absolute): what clipping scales
     struct Owned {
       int64_t local = 0, canonical = 0, numel = 0, canonical_index = 0;
       size_t tensor = 0;  // index in opt->tensors()

@@ -77,20 +77,10 @@ double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges) {
   return sq;
 }
 
-double apply_update(model::Model& m, Optimizer& opt, const TensorRanges& ranges, double norm, double clip,
+double apply_update(model::Model& m, Optimizer& opt, double norm, double clip,
                     double lr, bool update_bias) {
-  auto grads = m.grads();
-  double scale = 1;
-  if (clip > 0 && norm > clip) {
-    scale = clip / norm;
-    const float fs = float(scale);
-    for (auto [off, n] : ranges) {
-      float* g = grads.data() + off;
-#pragma omp parallel for simd schedule(static) if (n > (int64_t(1) << 16))
-      for (int64_t i = 0; i < n; ++i) g[i] *= fs;
-    }
-  }
-  opt.step(m.params(), grads, lr);
+  const double scale = clip > 0 && norm > clip ? clip / norm : 1.0;
+  opt.step(m.params(), m.grads(), lr, float(scale));  // the gradients are scaled as the optimizer reads them
   if (update_bias) m.update_gate_bias();
   return scale;
 }

@@ -30,7 +30,7 @@ double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges);  /
 
 // Clips to `clip` (<= 0: off) given the norm, steps the optimizer at `lr`, then (update_bias) moves the gate
 // biases by the last forward's expert loads. Returns the clip scale applied (1 = none).
-double apply_update(model::Model& m, Optimizer& opt, const TensorRanges& ranges, double norm, double clip,
+double apply_update(model::Model& m, Optimizer& opt, double norm, double clip,
                     double lr, bool update_bias);
 
 }  // namespace trex::train

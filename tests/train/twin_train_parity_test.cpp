@@ -67,7 +67,7 @@ void run(const char* kind, OptimizerKind ok) {
       const float g = model.grads()[i];
       if (g != 0.0f && std::fabs(g) < 1e-6 * gn) noise[i] = 1;
     }
-    apply_update(model, opt, ranges, gn, clip, lr, /*update_bias=*/true);
+    apply_update(model, opt, gn, clip, lr, /*update_bias=*/true);
     lr_sum += lr;
     double worst = 0;
     int64_t n_noise = 0;
