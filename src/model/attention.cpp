@@ -43,7 +43,7 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return t;
 }
 
-// y += a x + b z over n floats (b = 0: a plain axpy)
+// y += a x + b z over n floats
 inline void axpy2(float a, const float* x, float b, const float* z, float* y, int64_t n) {
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) + a * load8(x + j) + b * load8(z + j));

@@ -40,7 +40,7 @@ PackBuffers& buffers() {
 }
 
 // 32 consecutive floats (x[0..15], x[16..31]) -> 16 bf16 pairs (x[2q] | x[2q+1] << 16): vcvtne2ps2bf16 rounds
-// to nearest even, quiets NaN and flushes denormal inputs to a signed zero (bf16_operand in gemm_bf16.hpp).
+// to nearest even, quiets NaN and flushes denormal inputs to a signed zero (float_to_bf16 in gemm_bf16.hpp).
 TREX_BF16_TARGET inline __m512i pairs_of_32(__m512 lo16, __m512 hi16) {
   return (__m512i)_mm512_cvtne2ps_pbh(hi16, lo16);
 }
