@@ -409,7 +409,8 @@ void sinkhorn_backward_batch(const float* a, int64_t a_stride, const float* dm, 
   const int64_t blocks = (count + kLanes - 1) / kLanes;
 #pragma omp parallel if (blocks > 1)
   {
-    std::vector<Vec8> st(size_t((steps + 1) * nn2));  // the iterates, once per thread
+    thread_local std::vector<Vec8> st;  // the iterates: grown once per thread, reused every call
+    if (st.size() < size_t((steps + 1) * nn2)) st.resize(size_t((steps + 1) * nn2));
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       Vec8 x[kMaxN * kMaxN], sm[kMaxN * kMaxN], g[kMaxN * kMaxN], gx[kMaxN * kMaxN];
