@@ -242,14 +242,17 @@ void swiglu_backward_ref(const float* g, const float* u, const float* dh, float*
 }
 
 // ============================== Sinkhorn ==============================
+// The normalisations, the iterations and the backward sweep are written once for T = float (one matrix: the
+// scalar functions) and T = Vec8 (lane l = matrix l: the batched ones), so both do the same operations in order.
 namespace {
 constexpr int kMaxN = 8;
 // y = x / (rowsum + eps) (by_row) or / (colsum + eps)
-void normalise(const float* x, float* y, int n, float eps, bool by_row) {
+template <class T>
+void normalise(const T* x, T* y, int n, float eps, bool by_row) {
   for (int a = 0; a < n; ++a) {
-    float s = 0;
+    T s{};
     for (int b = 0; b < n; ++b) s += by_row ? x[a * n + b] : x[b * n + a];
-    float inv = 1.0f / (s + eps);
+    const T inv = 1.0f / (s + eps);
     for (int b = 0; b < n; ++b) {
       int idx = by_row ? a * n + b : b * n + a;
       y[idx] = x[idx] * inv;
@@ -257,19 +260,47 @@ void normalise(const float* x, float* y, int n, float eps, bool by_row) {
   }
 }
 // dx from dy for y = normalise(x)
-void normalise_backward(const float* x, const float* dy, float* dx, int n, float eps, bool by_row) {
+template <class T>
+void normalise_backward(const T* x, const T* dy, T* dx, int n, float eps, bool by_row) {
   for (int a = 0; a < n; ++a) {
-    float s = 0, dot = 0;
+    T s{}, dot{};
     for (int b = 0; b < n; ++b) {
       int idx = by_row ? a * n + b : b * n + a;
       s += x[idx];
       dot += dy[idx] * x[idx];
     }
-    float inv = 1.0f / (s + eps);
+    const T inv = 1.0f / (s + eps);
     for (int b = 0; b < n; ++b) {
       int idx = by_row ? a * n + b : b * n + a;
       dx[idx] = dy[idx] * inv - dot * inv * inv;
     }
+  }
+}
+// m = the Sinkhorn result from t = softmax + eps (t is overwritten)
+template <class T>
+void sinkhorn_iterate(T* t, T* m, int n, int iters, float eps) {
+  normalise(t, m, n, eps, false);
+  for (int it = 1; it < iters; ++it) {
+    normalise(m, t, n, eps, true);
+    normalise(t, m, n, eps, false);
+  }
+}
+// da from g = dm (overwritten). st: room for 2 * iters + 1 iterates, st[0] = softmax + eps; sm = the softmax.
+template <class T>
+void sinkhorn_backward_sweep(T* st, const T* sm, T* g, T* da, int n, int iters, float eps) {
+  // st[i+1] = normalise(st[i]) with direction: i == 0 col; then row for odd i, col for even i.
+  const int steps = 2 * iters, nn2 = n * n;
+  for (int i = 0; i < steps - 1; ++i) normalise(st + i * nn2, st + (i + 1) * nn2, n, eps, i % 2 == 1);
+  T gx[kMaxN * kMaxN];
+  for (int i = steps - 2; i >= 0; --i) {
+    normalise_backward(st + i * nn2, g, gx, n, eps, i % 2 == 1);
+    std::copy(gx, gx + nn2, g);
+  }
+  // softmax rows backward
+  for (int j = 0; j < n; ++j) {
+    T dot{};
+    for (int k = 0; k < n; ++k) dot += g[j * n + k] * sm[j * n + k];
+    for (int k = 0; k < n; ++k) da[j * n + k] = sm[j * n + k] * (g[j * n + k] - dot);
   }
 }
 }  // namespace
@@ -283,17 +314,11 @@ void sinkhorn_forward(const float* a, float* m, int n, int iters, float eps) {
     for (int k = 0; k < n; ++k) s += (t[j * n + k] = std::exp(a[j * n + k] - mx));
     for (int k = 0; k < n; ++k) t[j * n + k] = t[j * n + k] / s + eps;
   }
-  normalise(t, m, n, eps, false);
-  for (int it = 1; it < iters; ++it) {
-    normalise(m, t, n, eps, true);
-    normalise(t, m, n, eps, false);
-  }
+  sinkhorn_iterate(t, m, n, iters, eps);
 }
 
 void sinkhorn_backward(const float* a, const float* dm, float* da, int n, int iters, float eps) {
-  // Iterates: s[0] = softmax+eps; then alternating col/row results. 2*iters normalisations in total.
-  const int steps = 2 * iters;  // step 0: col of s0; then row, col, ...
-  std::vector<float> st(size_t((steps + 1) * n * n));
+  std::vector<float> st(size_t((2 * iters + 1) * n * n));  // the iterates, s[0] = softmax + eps
   float* s0 = st.data();
   float sm[kMaxN * kMaxN];
   for (int j = 0; j < n; ++j) {
@@ -306,21 +331,9 @@ void sinkhorn_backward(const float* a, const float* dm, float* da, int n, int it
       s0[j * n + k] = sm[j * n + k] + eps;
     }
   }
-  // st[i+1] = normalise(st[i]) with direction: i == 0 col; then row for odd i, col for even i.
-  auto by_row = [](int i) { return i % 2 == 1; };
-  for (int i = 0; i < steps - 1; ++i) normalise(st.data() + i * n * n, st.data() + (i + 1) * n * n, n, eps, by_row(i));
-  float g[kMaxN * kMaxN], gx[kMaxN * kMaxN];
+  float g[kMaxN * kMaxN];
   std::copy(dm, dm + n * n, g);
-  for (int i = steps - 2; i >= 0; --i) {
-    normalise_backward(st.data() + i * n * n, g, gx, n, eps, by_row(i));
-    std::copy(gx, gx + n * n, g);
-  }
-  // softmax rows backward
-  for (int j = 0; j < n; ++j) {
-    float dot = 0;
-    for (int k = 0; k < n; ++k) dot += g[j * n + k] * sm[j * n + k];
-    for (int k = 0; k < n; ++k) da[j * n + k] = sm[j * n + k] * (g[j * n + k] - dot);
-  }
+  sinkhorn_backward_sweep(st.data(), sm, g, da, n, iters, eps);
 }
 
 // Batched: lane l of every Vec8 is matrix t0 + l; the tail block repeats its last matrix in the unused lanes
@@ -355,32 +368,6 @@ void softmax_eps_lanes(const Vec8* a, Vec8* t, Vec8* sm, int n, float eps) {
       }
     }
 }
-void normalise_lanes(const Vec8* x, Vec8* y, int n, float eps, bool by_row) {
-  for (int a = 0; a < n; ++a) {
-    Vec8 s = {};
-    for (int b = 0; b < n; ++b) s += by_row ? x[a * n + b] : x[b * n + a];
-    const Vec8 inv = 1.0f / (s + eps);
-    for (int b = 0; b < n; ++b) {
-      const int idx = by_row ? a * n + b : b * n + a;
-      y[idx] = x[idx] * inv;
-    }
-  }
-}
-void normalise_backward_lanes(const Vec8* x, const Vec8* dy, Vec8* dx, int n, float eps, bool by_row) {
-  for (int a = 0; a < n; ++a) {
-    Vec8 s = {}, dot = {};
-    for (int b = 0; b < n; ++b) {
-      const int idx = by_row ? a * n + b : b * n + a;
-      s += x[idx];
-      dot += dy[idx] * x[idx];
-    }
-    const Vec8 inv = 1.0f / (s + eps);
-    for (int b = 0; b < n; ++b) {
-      const int idx = by_row ? a * n + b : b * n + a;
-      dx[idx] = dy[idx] * inv - dot * inv * inv;
-    }
-  }
-}
 }  // namespace
 
 void sinkhorn_forward_batch(const float* a, int64_t a_stride, float* m, int64_t m_stride, int64_t count, int n,
@@ -393,11 +380,7 @@ void sinkhorn_forward_batch(const float* a, int64_t a_stride, float* m, int64_t 
     Vec8 x[kMaxN * kMaxN], t[kMaxN * kMaxN], y[kMaxN * kMaxN];
     gather_block(a, a_stride, blk * kLanes, count, nn2, x);
     softmax_eps_lanes(x, t, nullptr, n, eps);
-    normalise_lanes(t, y, n, eps, false);
-    for (int it = 1; it < iters; ++it) {
-      normalise_lanes(y, t, n, eps, true);
-      normalise_lanes(t, y, n, eps, false);
-    }
+    sinkhorn_iterate(t, y, n, iters, eps);
     scatter_block(y, blk * kLanes, count, nn2, m, m_stride);
   }
 }
@@ -405,30 +388,20 @@ void sinkhorn_forward_batch(const float* a, int64_t a_stride, float* m, int64_t 
 void sinkhorn_backward_batch(const float* a, int64_t a_stride, const float* dm, int64_t dm_stride, float* da,
                              int64_t da_stride, int64_t count, int n, int iters, float eps) {
   if (n > kMaxN) throw Error(fmt::format("sinkhorn: n = {} > {}", n, kMaxN));
-  const int nn2 = n * n, steps = 2 * iters;
+  const int nn2 = n * n;
   const int64_t blocks = (count + kLanes - 1) / kLanes;
 #pragma omp parallel if (blocks > 1)
   {
     thread_local std::vector<Vec8> st;  // the iterates: grown once per thread, reused every call
-    if (st.size() < size_t((steps + 1) * nn2)) st.resize(size_t((steps + 1) * nn2));
+    if (st.size() < size_t((2 * iters + 1) * nn2)) st.resize(size_t((2 * iters + 1) * nn2));
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      Vec8 x[kMaxN * kMaxN], sm[kMaxN * kMaxN], g[kMaxN * kMaxN], gx[kMaxN * kMaxN];
+      Vec8 x[kMaxN * kMaxN], sm[kMaxN * kMaxN], g[kMaxN * kMaxN], d[kMaxN * kMaxN];
       gather_block(a, a_stride, blk * kLanes, count, nn2, x);
       softmax_eps_lanes(x, st.data(), sm, n, eps);
-      for (int i = 0; i < steps - 1; ++i)
-        normalise_lanes(st.data() + i * nn2, st.data() + (i + 1) * nn2, n, eps, i % 2 == 1);
       gather_block(dm, dm_stride, blk * kLanes, count, nn2, g);
-      for (int i = steps - 2; i >= 0; --i) {
-        normalise_backward_lanes(st.data() + i * nn2, g, gx, n, eps, i % 2 == 1);
-        std::copy(gx, gx + nn2, g);
-      }
-      for (int j = 0; j < n; ++j) {
-        Vec8 dot = {};
-        for (int k = 0; k < n; ++k) dot += g[j * n + k] * sm[j * n + k];
-        for (int k = 0; k < n; ++k) gx[j * n + k] = sm[j * n + k] * (g[j * n + k] - dot);
-      }
-      scatter_block(gx, blk * kLanes, count, nn2, da, da_stride);
+      sinkhorn_backward_sweep(st.data(), sm, g, d, n, iters, eps);
+      scatter_block(d, blk * kLanes, count, nn2, da, da_stride);
     }
   }
 }
