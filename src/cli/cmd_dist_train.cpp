@@ -223,8 +223,7 @@ int run(const Opts& o) {
         pipeline.run(micro, [&] { sync.arm(); }, [&](const char* phase) { watchdog.beat(phase); });
     watchdog.beat("gradient all-reduce");
     const auto st = sync.finish();
-    if (o.micro_batches > 1)
-      for (float& g : grads) g *= float(1.0 / double(o.micro_batches));
+    if (o.micro_batches > 1) model.scale_grads(float(1.0 / double(o.micro_batches)));
     trex::Timer comm_timer;
     std::vector<double> red = {l.total, l.ce};  // each stage's share (CE on the last), summed over the world
     dp_group.all_reduce_sum(red);

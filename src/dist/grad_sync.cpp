@@ -61,12 +61,7 @@ GradSync::GradSync(const std::vector<ParamRegion>& regions, model::Model& model,
                    int64_t max_bucket_floats, int average_over)
     : model_(model), overlap_(overlap), average_over_(std::max(average_over, 1)) {
   for (const ParamRegion& r : regions) {
-    std::vector<model::ParamInfo> sub;  // the region's tensors, offsets relative to its start
-    for (const auto& p : model.param_table())
-      if (p.offset >= r.begin && p.offset < r.end) {
-        sub.push_back(p);
-        sub.back().offset -= r.begin;
-      }
+    const std::vector<model::ParamInfo> sub = region_tensors(model.param_table(), r);
     const MPI_Comm comm = r.group && r.group->size() > 1 ? r.group->comm() : MPI_COMM_NULL;
     any_comm_ = any_comm_ || comm != MPI_COMM_NULL;
     for (GradBucket b : plan_grad_buckets(sub, model.config().num_hidden_layers, r.end - r.begin, max_bucket_floats)) {
@@ -138,10 +133,7 @@ GradSyncStats GradSync::finish() {
       }
     }
   }
-  if (average_over_ > 1) {
-    const float inv = 1.0f / float(average_over_);
-    for (float& x : model_.grads()) x *= inv;
-  }
+  if (average_over_ > 1) model_.scale_grads(1.0f / float(average_over_));
   armed_ = false;
   stats_.exposed_seconds += t.seconds();
   return stats_;

@@ -52,6 +52,16 @@ ReplicaGroups::ReplicaGroups(const Layout& l, const RankCoords& c) : groups_(kRe
   make(kEmbedGroup, embed ? 0 : MPI_UNDEFINED, c.pp * l.dp * l.ep + data_index);
 }
 
+std::vector<model::ParamInfo> region_tensors(const std::vector<model::ParamInfo>& table, const ParamRegion& r) {
+  std::vector<model::ParamInfo> sub;
+  for (const auto& p : table)
+    if (p.offset >= r.begin && p.offset < r.end) {
+      sub.push_back(p);
+      sub.back().offset -= r.begin;
+    }
+  return sub;
+}
+
 std::vector<ParamRegion> ReplicaGroups::regions(const model::ParamStore& store) const {
   std::vector<ParamRegion> out;
   const auto& ranges = store.group_ranges();

@@ -34,6 +34,10 @@ struct ParamRegion {
   int id = 0;                        // ReplicaGroupId
 };
 
+// The tensors of `table` inside region r, their offsets relative to r.begin (what a per-region plan — gradient
+// buckets, ZeRO shards — works on).
+std::vector<model::ParamInfo> region_tensors(const std::vector<model::ParamInfo>& table, const ParamRegion& r);
+
 // The replica groups' communicators of this rank (collective over MPI_COMM_WORLD: every rank constructs it).
 class ReplicaGroups {
  public:

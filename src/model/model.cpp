@@ -254,21 +254,32 @@ void Model::init(uint64_t seed) {
   zero_grad();
 }
 
-void Model::zero_grad() {
-  // every step, 84 MB at the bench preset: split over the threads, or one core clears while the other waits
-  const std::span<float> g = store_.grads();
+namespace {
+// fn(first, last) over 64K-float chunks of the gradient buffer, split over the threads: a pass over every
+// gradient (84 MB at the bench preset) on one core would leave the other waiting
+template <class Fn>
+void for_grad_chunks(std::span<float> g, Fn fn) {
   constexpr int64_t kChunk = int64_t(1) << 16;
   const int64_t n = int64_t(g.size()), chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c)
-    std::fill(g.begin() + c * kChunk, g.begin() + std::min(n, (c + 1) * kChunk), 0.0f);
+  for (int64_t c = 0; c < chunks; ++c) fn(g.data() + c * kChunk, g.data() + std::min(n, (c + 1) * kChunk));
+}
+}  // namespace
+
+void Model::zero_grad() {
+  for_grad_chunks(store_.grads(), [](float* b, float* e) { std::fill(b, e, 0.0f); });
+}
+
+void Model::scale_grads(float s) {
+  for_grad_chunks(store_.grads(), [s](float* b, float* e) {
+    for (float* g = b; g < e; ++g) *g *= s;
+  });
 }
 
 void Model::reduce_gradients() {
   if (pg_->size() == 1) return;
   pg_->all_reduce_sum(store_.grads());
-  const float inv = 1.0f / float(pg_->size());
-  for (auto& g : store_.grads()) g *= inv;
+  scale_grads(1.0f / float(pg_->size()));
 }
 
 // ============================================================ blocks

@@ -102,6 +102,7 @@ class Model {
   ProcessGroup& expert_group() { return expert_pg_ ? *expert_pg_ : *pg_; }
 
   void zero_grad();
+  void scale_grads(float s);  // every gradient *= s (averaging over micro-batches or data ranks)
   // Sums gradients over the process group and divides by its size (data parallelism).
   void reduce_gradients();
 

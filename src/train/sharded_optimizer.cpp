@@ -23,12 +23,7 @@ ShardedOptimizer::ShardedOptimizer(const model::ParamStore& store, std::vector<T
   for (const dist::ParamRegion& r : regions) {
     Part part;
     part.region = r;
-    std::vector<model::ParamInfo> sub;  // the region's tensors, offsets relative to its start
-    for (const auto& p : store.table())
-      if (p.offset >= r.begin && p.offset < r.end) {
-        sub.push_back(p);
-        sub.back().offset -= r.begin;
-      }
+    const std::vector<model::ParamInfo> sub = dist::region_tensors(store.table(), r);
     const int ranks = r.group ? r.group->size() : 1, me = r.group ? r.group->rank() : 0;
     const dist::ShardPlan plan = dist::plan_zero_shards(sub, r.end - r.begin, ranks);
     for (int k = 0; k < ranks; ++k) {
@@ -66,7 +61,7 @@ double ShardedOptimizer::grad_norm(std::span<const float> grads) const {
   return std::sqrt(sq);
 }
 
-double ShardedOptimizer::update(std::span<float> params, std::span<float> grads, double norm, double clip,
+double ShardedOptimizer::update(std::span<float> params, std::span<const float> grads, double norm, double clip,
                                 double lr) {
   const double scale = clip > 0 && norm > clip ? clip / norm : 1.0;
   gather_seconds_ = 0;

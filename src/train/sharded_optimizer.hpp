@@ -5,7 +5,7 @@
 // the group gives every replica the updated tensors. The global gradient norm counts every element once: each
 // rank sums the squares of its shard of every region (the shards of a group partition the region; the regions
 // of the world partition the model) and the partial sums are added over the world. One process: one region,
-// no group — exactly Optimizer + grad_norm + clip (train_step.hpp), bit for bit.
+// no group — one Optimizer over the whole buffer, clipped by the plain gradient norm.
 // Checkpoints stay canonical (the one-process layout): gather_canonical() assembles full weights and moments on
 // the writer; load_state() reads each rank's own slices of the canonical moments (any layout wrote them).
 #pragma once
@@ -39,7 +39,7 @@ class ShardedOptimizer {
   double grad_norm(std::span<const float> grads) const;
   // Clips to `clip` (<= 0: off) given the norm, steps every region's shard at lr, all-gathers the shards.
   // Returns the clip scale (1 = none).
-  double update(std::span<float> params, std::span<float> grads, double norm, double clip, double lr);
+  double update(std::span<float> params, std::span<const float> grads, double norm, double clip, double lr);
 
   double gather_seconds() const { return gather_seconds_; }  // the last update's all-gathers
 

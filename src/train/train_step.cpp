@@ -1,7 +1,6 @@
 // One optimizer step's pieces (see train_step.hpp).
 #include "train/train_step.hpp"
 
-#include <cmath>
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -40,16 +39,9 @@ model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch
     model::Losses l = m.forward_backward(b);
     sum.add_weighted(l, inv);
   }
-  if (micro.size() > 1)
-    for (float& g : m.grads()) g *= float(inv);
+  if (micro.size() > 1) m.scale_grads(float(inv));
   m.reduce_gradients();
   return sum;
-}
-
-// Sum of squares over fixed chunks of 64K elements, each summed in order, the chunk partials added in order:
-// the same bits for any thread count, and the ~21M-element pass no longer runs on one core.
-double grad_norm(std::span<const float> grads, const TensorRanges& ranges) {
-  return std::sqrt(grad_sq_sum(grads, ranges));
 }
 
 double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges) {
@@ -75,14 +67,6 @@ double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges) {
   double sq = 0;
   for (double p : partial) sq += p;
   return sq;
-}
-
-double apply_update(model::Model& m, Optimizer& opt, double norm, double clip,
-                    double lr, bool update_bias) {
-  const double scale = clip > 0 && norm > clip ? clip / norm : 1.0;
-  opt.step(m.params(), m.grads(), lr, float(scale));  // the gradients are scaled as the optimizer reads them
-  if (update_bias) m.update_gate_bias();
-  return scale;
 }
 
 }  // namespace trex::train

@@ -25,12 +25,8 @@ std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_route
 // reduce_gradients. Returns the averaged losses.
 model::Losses accumulate_gradients(model::Model& m, std::span<const model::Batch> micro);
 
-double grad_norm(std::span<const float> grads, const TensorRanges& ranges);
-double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges);  // grad_norm's square, unrooted
-
-// Clips to `clip` (<= 0: off) given the norm, steps the optimizer at `lr`, then (update_bias) moves the gate
-// biases by the last forward's expert loads. Returns the clip scale applied (1 = none).
-double apply_update(model::Model& m, Optimizer& opt, double norm, double clip,
-                    double lr, bool update_bias);
+// Sum of the squared gradients over `ranges` (the squared L2 norm; train::ShardedOptimizer::grad_norm adds these
+// over its shards and ranks): fixed chunks of 64K elements summed in order, the same bits for any thread count.
+double grad_sq_sum(std::span<const float> grads, const TensorRanges& ranges);
 
 }  // namespace trex::train

@@ -416,8 +416,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       sum = D->pipeline->run(parts, [&] { sync->arm(); }, [&](const char* phase) { D->beat(phase); });
       D->beat("gradient all-reduce");
       const dist::GradSyncStats st = sync->finish();
-      if (views.size() > 1)
-        for (float& g : grads) g *= float(inv);
+      if (views.size() > 1) model.scale_grads(float(inv));
       Timer red_t;
       std::vector<double> red = {sum.total, sum.ce, sum.mtp, sum.balance, sum.indexer};  // per-stage shares
       D->data->all_reduce_sum(red);

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "model/fixture_model.hpp"
+#include "train/sharded_optimizer.hpp"
 #include "train/train_step.hpp"
 
 using namespace trex::train;
@@ -34,7 +35,9 @@ void run(const char* kind, OptimizerKind ok) {
   TensorRanges ranges;
   OptimizerConfig oc;
   oc.kind = ok;
-  Optimizer opt(optimizer_slots(model, false, ranges), int64_t(model.params().size()), oc);
+  // one process: one region, no group (the trainer's own path)
+  ShardedOptimizer opt(model.store(), optimizer_slots(model, false, ranges),
+                       {{0, int64_t(model.params().size()), nullptr, trex::dist::kStageGroup}}, oc, true, nullptr);
   const int64_t T = L->batch.T;
   std::vector<trex::model::Batch> micro;
   for (int64_t r = 0; r < L->batch.B; ++r)
@@ -45,7 +48,7 @@ void run(const char* kind, OptimizerKind ok) {
   for (int s = 0; s < 3; ++s) {
     const double lr = lrs[s].get<double>();
     auto losses = accumulate_gradients(model, micro);
-    const double gn = grad_norm(model.grads(), ranges);
+    const double gn = opt.grad_norm(model.grads());
     const double want_loss = fx.at(fmt_key(kind, "loss", s)).f32[0], want_gn = fx.at(fmt_key(kind, "gnorm", s)).f32[0];
     EXPECT_NEAR(losses.total, want_loss, 1e-4 * want_loss) << kind << " step " << s + 1;
     EXPECT_NEAR(gn, want_gn, 1e-4 * want_gn) << kind << " step " << s + 1;
@@ -67,7 +70,8 @@ void run(const char* kind, OptimizerKind ok) {
       const float g = model.grads()[i];
       if (g != 0.0f && std::fabs(g) < 1e-6 * gn) noise[i] = 1;
     }
-    apply_update(model, opt, gn, clip, lr, /*update_bias=*/true);
+    opt.update(model.params(), model.grads(), gn, clip, lr);
+    model.update_gate_bias();
     lr_sum += lr;
     double worst = 0;
     int64_t n_noise = 0;
