@@ -1,6 +1,6 @@
 // Arena: a bump allocator for per-step activations. The first step sizes it (chunks are added as needed);
-// reset() then folds the chunks into one block of the high-water size, so every later step of the same shape
-// reuses the same memory without any malloc (MACHINE.md §3: first touch is slow, so allocate once).
+// every later step walks the same chunks in the same order, so a step of the same shape reuses the memory the
+// first one touched without any malloc or page fault (MACHINE.md §3: first touch is slow, so allocate once).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,14 +25,23 @@ class Arena {
   }
   int32_t* ints(int64_t n) { return static_cast<int32_t*>(raw(size_t(n) * sizeof(int32_t))); }
 
+  // An allocation that does not fit the rest of the current chunk moves on to the next chunk big enough (the
+  // tail stays unused this step); past the last chunk a new one is added. Sizes that depend on the data (MoE
+  // routing) may differ by a few KB from step to step: the chunks absorb that, and a step that needs more adds
+  // one chunk (counted in regrowths()) instead of re-faulting the whole arena.
   void* raw(size_t bytes) {
     bytes = (bytes + 63) & ~size_t(63);
-    if (chunks_.empty() || used_ + bytes > chunks_.back().size) {
-      size_t size = std::max(bytes, size_t(16) << 20);
-      chunks_.push_back(Chunk{alloc(size), size});
+    while (cur_ < chunks_.size() && used_ + bytes > chunks_[cur_].size) {
+      ++cur_;
       used_ = 0;
     }
-    void* p = chunks_.back().data.get() + used_;
+    if (cur_ == chunks_.size()) {
+      chunks_.push_back(Chunk{alloc(std::max(bytes, kMinChunk)), std::max(bytes, kMinChunk)});
+      reserved_ += chunks_.back().size;
+      used_ = 0;
+      if (sized_) ++regrowths_;
+    }
+    void* p = chunks_[cur_].data.get() + used_;
     used_ += bytes;
     total_ += bytes;
     high_water_ = std::max(high_water_, total_);
@@ -40,33 +49,27 @@ class Arena {
   }
 
   // Stack discipline for temporaries: release(mark()) frees everything allocated after the mark (the
-  // backward of a block releases its scratch before the next block's).
+  // backward of a block releases its scratch before the next block's); the chunks stay for reuse.
   struct Mark {
-    size_t chunks = 0, used = 0, total = 0;
+    size_t chunk = 0, used = 0, total = 0;
   };
-  Mark mark() const { return Mark{chunks_.size(), used_, total_}; }
+  Mark mark() const { return Mark{cur_, used_, total_}; }
   void release(const Mark& m) {
-    while (chunks_.size() > m.chunks && chunks_.size() > 1) chunks_.pop_back();  // only while sizing
+    cur_ = m.chunk;
     used_ = m.used;
     total_ = m.total;
   }
 
-  // Forget every allocation; keeps the memory. After the first (sizing) step all chunks become one.
-  // The folded block gets 1/8 headroom: sizes that depend on the data (MoE routing) can grow the high-water
-  // mark by a few KB in a later step, and refolding without headroom re-faulted the whole block (~800 MB for the
-  // bench preset) each time: 10-13% of the training CPU time went to page faults.
+  // Forget every allocation; keeps the memory for the next step.
   void reset() {
-    if (chunks_.size() > 1 || (!chunks_.empty() && chunks_[0].size < high_water_)) {
-      const size_t size = high_water_ + high_water_ / 8;
-      chunks_.clear();
-      chunks_.push_back(Chunk{alloc(size), size});
-      ++regrowths_;
-    }
+    sized_ = !chunks_.empty();
+    cur_ = 0;
     used_ = 0;
     total_ = 0;
   }
-  size_t high_water_bytes() const { return high_water_; }
-  int64_t regrowths() const { return regrowths_; }  // how many times reset() had to reallocate
+  size_t high_water_bytes() const { return high_water_; }  // the most bytes live at once
+  size_t reserved_bytes() const { return reserved_; }       // the chunks' total
+  int64_t regrowths() const { return regrowths_; }          // chunks added by steps after the first
 
  private:
   struct Free {
@@ -79,8 +82,10 @@ class Arena {
   static std::unique_ptr<std::byte[], Free> alloc(size_t n) {
     return std::unique_ptr<std::byte[], Free>(new (std::align_val_t(64)) std::byte[n]);
   }
+  static constexpr size_t kMinChunk = size_t(64) << 20;  // large enough that unused tails stay a small share
   std::vector<Chunk> chunks_;
-  size_t used_ = 0, total_ = 0, high_water_ = 0;
+  size_t cur_ = 0, used_ = 0, total_ = 0, high_water_ = 0, reserved_ = 0;
+  bool sized_ = false;  // a step has run since the first chunk: new chunks from now on are regrowths
   int64_t regrowths_ = 0;
 };
 
