@@ -10,6 +10,7 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
@@ -142,6 +143,10 @@ struct Acts {
   int64_t first = 0, last = 0;  // layer range of the last forward
   bool training = false, backward_pending = false;
   float *X0 = nullptr, *h = nullptr, *hn = nullptr, *hn_rstd = nullptr, *logits = nullptr, *dlogits = nullptr;
+  // Under bf16 matrix products the logits' gradients are kept in bf16 only (the head's backward products read
+  // nothing else): dlogits / dml stay null, dlogits_bf16 / dml_bf16 hold them.
+  uint16_t* dlogits_bf16 = nullptr;
+  std::vector<uint16_t*> dml_bf16;
   const float* Xout = nullptr;  // streams leaving layer last-1
   int32_t* tgt = nullptr;
   int64_t ce_count = 0;
@@ -442,10 +447,13 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
   A.tgt = A.arena.ints(N);
   A.ce_count = make_targets(bt, 1, T, A.tgt);
   L.ce_count = A.ce_count;
-  A.dlogits = A.arena.floats(N * V);
+  const bool bf16_grads = nn::bf16_matmul_active();
+  A.dlogits = bf16_grads ? nullptr : A.arena.floats(N * V);
+  A.dlogits_bf16 = bf16_grads ? A.arena.bf16s(N * V) : nullptr;
   L.ce = nn::softmax_xent(A.logits, A.tgt, A.dlogits, N, V,
                           !A.ce_count ? 0.0f : bt.ce_denominator > 0 ? float(1.0 / bt.ce_denominator)
-                                                                     : 1.0f / float(A.ce_count));
+                                                                     : 1.0f / float(A.ce_count),
+                          A.dlogits_bf16);
 
   // MTP modules (§8, §16.3)
   const int64_t n_mtp = cfg.num_nextn_predict_layers;
@@ -453,6 +461,7 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
   int64_t Tprev = T;
   double mtp_sum = 0;
   A.dml.assign(size_t(n_mtp), nullptr);
+  A.dml_bf16.assign(size_t(n_mtp), nullptr);
   for (auto& ms : A.mtp) ms.Tm = 0;  // modules beyond a too-short batch stay empty
   for (int64_t i = 0; i < n_mtp; ++i) {
     MtpSaved& ms = A.mtp[size_t(i)];
@@ -499,10 +508,13 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
     ms.tgt = A.arena.ints(Nm);
     ms.count = make_targets(bt, i + 2, Tm, ms.tgt);
     L.mtp_count += ms.count;
-    A.dml[size_t(i)] = A.arena.floats(Nm * V);
+    if (bf16_grads)
+      A.dml_bf16[size_t(i)] = A.arena.bf16s(Nm * V);
+    else
+      A.dml[size_t(i)] = A.arena.floats(Nm * V);
     const double mtp_den = bt.mtp_denominator > 0 ? bt.mtp_denominator : double(ms.count);
     const float scale = ms.count ? float(cfg.mtp_loss_weight / double(n_mtp) / mtp_den) : 0.0f;
-    const double lsum = nn::softmax_xent(ms.logits, ms.tgt, A.dml[size_t(i)], Nm, V, scale);
+    const double lsum = nn::softmax_xent(ms.logits, ms.tgt, A.dml[size_t(i)], Nm, V, scale, A.dml_bf16[size_t(i)]);
     mtp_sum += ms.count ? lsum / (cfg.mtp_loss_weight / double(n_mtp)) : 0.0;
     Xprev = A.saved[bi].Xout;
     Tprev = Tm;
@@ -544,7 +556,8 @@ const float* backward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig
       const int64_t Nm = B * Tm;
       const size_t bi = size_t(Lm + i);
       float* dfn = A.arena.floats(Nm * d);
-      nn::linear_backward(ms.fn, c.p(I.head), A.dml[size_t(i)], dfn, c.g(I.head), Nm, V, d);
+      nn::linear_backward(ms.fn, c.p(I.head), A.dml[size_t(i)], dfn, c.g(I.head), Nm, V, d, false,
+                          A.dml_bf16[size_t(i)]);
       float* dh = A.arena.floats(Nm * d);
       nn::rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false);
       float* dXo = dXout[size_t(i)];
@@ -581,7 +594,7 @@ const float* backward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig
         }
     }
     float* dhn = A.arena.floats(N * d);
-    nn::linear_backward(A.hn, c.p(I.head), A.dlogits, dhn, c.g(I.head), N, V, d);
+    nn::linear_backward(A.hn, c.p(I.head), A.dlogits, dhn, c.g(I.head), N, V, d, false, A.dlogits_bf16);
     float* dh = A.arena.floats(N * d);
     nn::rmsnorm_backward(A.h, c.p(I.norm), A.hn_rstd, dhn, dh, c.g(I.norm), N, d, false);
     hc_head_backward(c, N, I.hc_head, A.head_saved, dh, dXL);

@@ -24,6 +24,7 @@ class Arena {
     return p;
   }
   int32_t* ints(int64_t n) { return static_cast<int32_t*>(raw(size_t(n) * sizeof(int32_t))); }
+  uint16_t* bf16s(int64_t n) { return static_cast<uint16_t*>(raw(size_t(n) * sizeof(uint16_t))); }
 
   // An allocation that does not fit the rest of the current chunk moves on to the next chunk big enough (the
   // tail stays unused this step); past the last chunk a new one is added. Sizes that depend on the data (MoE

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nn/gemm_bf16.hpp"
+#include "util/error.hpp"
 
 namespace trex::nn {
 
@@ -42,13 +43,19 @@ GemmCall block_of(const GemmCall& g, int64_t part, int64_t parts) {
   const int64_t len = rows ? g.m : g.n;
   const int64_t step = ((len + parts - 1) / parts + 15) / 16 * 16;
   const int64_t lo = std::min(len, part * step), hi = std::min(len, lo + step);
+  // (a null operand stays null: only its bf16 copy is given)
+  auto shift = [](const auto* p, int64_t by) { return p ? p + by : p; };
   if (rows) {
     s.m = hi - lo;
-    s.a = g.trans_a ? g.a + lo : g.a + lo * g.lda;
+    const int64_t by = g.trans_a ? lo : lo * g.lda;
+    s.a = shift(g.a, by);
+    s.a_bf16 = shift(g.a_bf16, by);
     s.c = g.c + lo * g.ldc;
   } else {
     s.n = hi - lo;
-    s.b = g.trans_b ? g.b + lo * g.ldb : g.b + lo;
+    const int64_t by = g.trans_b ? lo * g.ldb : lo;
+    s.b = shift(g.b, by);
+    s.b_bf16 = shift(g.b_bf16, by);
     s.c = g.c + lo;
   }
   return s;
@@ -60,6 +67,11 @@ void gemm_batch(std::span<const GemmCall> calls) {
   single_threaded_blas();
   const int64_t count = int64_t(calls.size());
   if (count == 0) return;
+  // Checked before any thread starts (an exception must not leave a parallel region); the batch-invariant
+  // decoding kernels read fp32 operands only.
+  if (!bf16_matmul_active() || batch_invariant_active())
+    for (const auto& g : calls)
+      if (!g.a || !g.b) throw Error("gemm: an operand given only in bf16 needs the bf16 path (Bf16MatmulScope)");
   if (batch_invariant_active()) {  // decoding: forward linears as fixed-order dots (gemm.hpp), one call at a time
     for (const auto& g : calls) {
       if (!g.trans_a && g.trans_b)

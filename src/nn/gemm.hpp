@@ -25,6 +25,12 @@ struct GemmCall {
   float beta = 0.0f;
   float* c = nullptr;
   int64_t ldc = 0;
+  // Optional operands already rounded to bf16 (float_to_bf16, gemm_bf16.hpp; same layout and leading dimension
+  // as a / b): the bf16 path reads these instead of rounding a / b, with the same result. The producer of an
+  // operand that is only ever multiplied in bf16 can write it once in half the bytes (the logits' gradient);
+  // a / b may then be null, and such a call needs the bf16 path (gemm_batch throws otherwise).
+  const uint16_t* a_bf16 = nullptr;
+  const uint16_t* b_bf16 = nullptr;
 };
 
 // Runs every call; the calls' C blocks must not overlap (they may run at the same time). The same bits on every
@@ -67,19 +73,21 @@ inline void linear(const float* x, const float* w, float* y, int64_t m, int64_t 
 }
 // Backward of linear: dx[m,k] (+)= dy[m,n] W[n,k]; dW[n,k] += dy^T x. The two products are independent and
 // have the same FLOPs: they run side by side.
+// dy_bf16: dy already in bf16 (GemmCall::a_bf16); dy may then be null.
 inline GemmCall linear_dx_call(const float* w, const float* dy, float* dx, int64_t m, int64_t n, int64_t k,
-                               bool accumulate_dx) {
-  return GemmCall{false, false, m, k, n, 1.0f, dy, n, w, k, accumulate_dx ? 1.0f : 0.0f, dx, k};
+                               bool accumulate_dx, const uint16_t* dy_bf16 = nullptr) {
+  return GemmCall{false, false, m, k, n, 1.0f, dy, n, w, k, accumulate_dx ? 1.0f : 0.0f, dx, k, dy_bf16};
 }
-inline GemmCall linear_dw_call(const float* x, const float* dy, float* dw, int64_t m, int64_t n, int64_t k) {
-  return GemmCall{true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k};
+inline GemmCall linear_dw_call(const float* x, const float* dy, float* dw, int64_t m, int64_t n, int64_t k,
+                               const uint16_t* dy_bf16 = nullptr) {
+  return GemmCall{true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k, dy_bf16};
 }
 inline void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, int64_t m,
-                            int64_t n, int64_t k, bool accumulate_dx = false) {
+                            int64_t n, int64_t k, bool accumulate_dx = false, const uint16_t* dy_bf16 = nullptr) {
   GemmCall calls[2];
   int count = 0;
-  if (dx) calls[count++] = linear_dx_call(w, dy, dx, m, n, k, accumulate_dx);
-  if (dw) calls[count++] = linear_dw_call(x, dy, dw, m, n, k);
+  if (dx) calls[count++] = linear_dx_call(w, dy, dx, m, n, k, accumulate_dx, dy_bf16);
+  if (dw) calls[count++] = linear_dw_call(x, dy, dw, m, n, k, dy_bf16);
   gemm_batch({calls, size_t(count)});
 }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <vector>
 
 #include "util/error.hpp"
@@ -45,13 +46,36 @@ TREX_BF16_TARGET inline __m512i pairs_of_32(__m512 lo16, __m512 hi16) {
   return (__m512i)_mm512_cvtne2ps_pbh(hi16, lo16);
 }
 
-// Lane w of two rows -> (bf16 r0[w] | bf16 r1[w] << 16) for 16 lanes: convert both (r0's in the low 16 words),
-// then interleave the words.
-TREX_BF16_TARGET inline __m512i interleave_rows(__m512 r0, __m512 r1) {
-  const __m512i words = (__m512i)_mm512_cvtne2ps_pbh(r1, r0);
+// The packers read either fp32 operands (rounded here) or operands already in bf16 (GemmCall::a_bf16/b_bf16,
+// rounded by float_to_bf16 when they were written): the same pairs either way.
+//
+// len (<= 32) consecutive values along k -> 16 pairs; values beyond len are zero.
+TREX_BF16_TARGET inline __m512i load_pairs(const float* s, int64_t len) {
+  const __mmask16 m0 = __mmask16(len >= 16 ? 0xffffu : (1u << len) - 1u);
+  const __mmask16 m1 = __mmask16(len >= 32 ? 0xffffu : len > 16 ? (1u << (len - 16)) - 1u : 0u);
+  return pairs_of_32(_mm512_maskz_loadu_ps(m0, s), _mm512_maskz_loadu_ps(m1, s + 16));
+}
+TREX_BF16_TARGET inline __m512i load_pairs(const uint16_t* s, int64_t len) {
+  return _mm512_maskz_loadu_epi16(__mmask32(len >= 32 ? 0xffffffffu : (1u << len) - 1u), s);
+}
+
+// Lane w of two rows -> (bf16 r0[w] | bf16 r1[w] << 16) for the first `len` of 16 lanes (others zero; r1 zero
+// when !has_hi): both rows as words (r0's in the low 16), then the words interleaved.
+TREX_BF16_TARGET inline __m512i interleave_words(__m512i words) {
   const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
                                          21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   return _mm512_permutexvar_epi16(order, words);
+}
+TREX_BF16_TARGET inline __m512i interleave_rows(const float* r0, const float* r1, int64_t len, bool has_hi) {
+  const __mmask16 m = __mmask16((1u << len) - 1u);
+  return interleave_words((__m512i)_mm512_cvtne2ps_pbh(has_hi ? _mm512_maskz_loadu_ps(m, r1) : _mm512_setzero_ps(),
+                                                       _mm512_maskz_loadu_ps(m, r0)));
+}
+TREX_BF16_TARGET inline __m512i interleave_rows(const uint16_t* r0, const uint16_t* r1, int64_t len, bool has_hi) {
+  const __mmask16 m = __mmask16((1u << len) - 1u);
+  const __m256i lo = _mm256_maskz_loadu_epi16(m, r0);
+  const __m256i hi = has_hi ? _mm256_maskz_loadu_epi16(m, r1) : _mm256_setzero_si256();
+  return interleave_words(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
 }
 
 // In-register transpose of a 16 x 16 block of 32-bit values (r[i] lane j <-> r[j] lane i).
@@ -82,18 +106,17 @@ TREX_BF16_TARGET inline void transpose_16x16(__m512i* r) {
 // (element (lane w, k index p) at src[p * ld + w]) into out: panel q at out + q * W * kp, as [kp][W] bf16 pairs
 // (two k rows interleaved). One sweep along each pair of k rows, so every cache line of the source is read once;
 // lanes beyond `lanes` and the odd tail of k are zero.
-TREX_BF16_TARGET void pack_k_rows(const float* src, int64_t ld, int64_t lanes, int64_t W, int64_t panels, int64_t kc,
+template <class T>
+TREX_BF16_TARGET void pack_k_rows(const T* src, int64_t ld, int64_t lanes, int64_t W, int64_t panels, int64_t kc,
                                   uint32_t* out) {
   const int64_t kp = (kc + 1) / 2, width = panels * W;
   for (int64_t p = 0; p < kp; ++p) {
-    const float* r0 = src + (2 * p) * ld;
-    const float* r1 = src + (2 * p + 1) * ld;
+    const T* r0 = src + (2 * p) * ld;
+    const T* r1 = src + (2 * p + 1) * ld;
     const bool has_hi = 2 * p + 1 < kc;
     for (int64_t w = 0; w < width; w += 16) {
       const int64_t len = std::clamp<int64_t>(lanes - w, 0, 16);
-      const __mmask16 m = __mmask16((1u << len) - 1u);
-      const __m512i v = interleave_rows(_mm512_maskz_loadu_ps(m, r0 + w),
-                                        has_hi ? _mm512_maskz_loadu_ps(m, r1 + w) : _mm512_setzero_ps());
+      const __m512i v = interleave_rows(r0 + w, r1 + w, len, has_hi);
       if (W >= 16) {  // 16 lanes inside one panel
         _mm512_storeu_si512(out + (w / W) * W * kp + p * W + w % W, v);
       } else {  // W 8: two panels
@@ -107,7 +130,8 @@ TREX_BF16_TARGET void pack_k_rows(const float* src, int64_t ld, int64_t lanes, i
 
 // Packs one panel of W lanes (columns of B) x kc whose k index is contiguous per lane (element (lane w, k index p)
 // at src[w * ld + p]) into out[kp][W] bf16 pairs; lanes beyond `lanes` and the odd tail of k are zero.
-TREX_BF16_TARGET void pack_k_contiguous_panel(const float* src, int64_t ld, int64_t lanes, int64_t W, int64_t kc,
+template <class T>
+TREX_BF16_TARGET void pack_k_contiguous_panel(const T* src, int64_t ld, int64_t lanes, int64_t W, int64_t kc,
                                               uint32_t* out) {
   const int64_t kp = (kc + 1) / 2;
   // k contiguous per lane: blocks of 16 lanes x 16 pairs are converted (one zmm of pairs per lane) and
@@ -116,18 +140,10 @@ TREX_BF16_TARGET void pack_k_contiguous_panel(const float* src, int64_t ld, int6
     const int64_t store_lanes = std::min<int64_t>(16, W - w0);
     const __mmask16 store_mask = __mmask16(store_lanes >= 16 ? 0xffffu : (1u << store_lanes) - 1u);
     for (int64_t p0 = 0; p0 < kp; p0 += 16) {
-      const int64_t len = std::min<int64_t>(32, kc - 2 * p0);  // floats of each lane in this block
-      const __mmask16 m0 = __mmask16(len >= 16 ? 0xffffu : (1u << len) - 1u);
-      const __mmask16 m1 = __mmask16(len >= 32 ? 0xffffu : len > 16 ? (1u << (len - 16)) - 1u : 0u);
+      const int64_t len = std::min<int64_t>(32, kc - 2 * p0);  // values of each lane in this block
       __m512i r[16];
-      for (int64_t l = 0; l < 16; ++l) {
-        if (w0 + l >= lanes) {
-          r[l] = _mm512_setzero_si512();
-          continue;
-        }
-        const float* s = src + (w0 + l) * ld + 2 * p0;
-        r[l] = pairs_of_32(_mm512_maskz_loadu_ps(m0, s), _mm512_maskz_loadu_ps(m1, s + 16));
-      }
+      for (int64_t l = 0; l < 16; ++l)
+        r[l] = w0 + l < lanes ? load_pairs(src + (w0 + l) * ld + 2 * p0, len) : _mm512_setzero_si512();
       transpose_16x16(r);
       const int64_t pairs = std::min<int64_t>(16, kp - p0);
       for (int64_t q = 0; q < pairs; ++q) _mm512_mask_storeu_epi32(out + (p0 + q) * W + w0, store_mask, r[q]);
@@ -137,16 +153,14 @@ TREX_BF16_TARGET void pack_k_contiguous_panel(const float* src, int64_t ld, int6
 
 // Rows of A with k contiguous -> rows of bf16 pairs (kp per row, the odd tail's high half zero): row i of the
 // block at out + i * kp. No transpose: the micro-kernel broadcasts each row's pairs in place.
-TREX_BF16_TARGET void convert_rows(const float* src, int64_t ld, int64_t rows, int64_t kc, uint32_t* out) {
+template <class T>
+TREX_BF16_TARGET void convert_rows(const T* src, int64_t ld, int64_t rows, int64_t kc, uint32_t* out) {
   const int64_t kp = (kc + 1) / 2;
   for (int64_t i = 0; i < rows; ++i) {
-    const float* s = src + i * ld;
+    const T* s = src + i * ld;
     uint32_t* o = out + i * kp;
     for (int64_t p0 = 0; p0 < kp; p0 += 16) {
-      const int64_t len = std::min<int64_t>(32, kc - 2 * p0);
-      const __mmask16 m0 = __mmask16(len >= 16 ? 0xffffu : (1u << len) - 1u);
-      const __mmask16 m1 = __mmask16(len >= 32 ? 0xffffu : len > 16 ? (1u << (len - 16)) - 1u : 0u);
-      const __m512i v = pairs_of_32(_mm512_maskz_loadu_ps(m0, s + 2 * p0), _mm512_maskz_loadu_ps(m1, s + 2 * p0 + 16));
+      const __m512i v = load_pairs(s + 2 * p0, std::min<int64_t>(32, kc - 2 * p0));
       const int64_t pairs = std::min<int64_t>(16, kp - p0);
       _mm512_mask_storeu_epi32(o + p0, __mmask16(pairs >= 16 ? 0xffffu : (1u << pairs) - 1u), v);
     }
@@ -222,7 +236,19 @@ bool cpu_has_bf16() {
   return ok;
 }
 
+TREX_BF16_TARGET void round_to_bf16_avx512(const float* x, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    _mm512_storeu_si512(out + i, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i)));
+  for (; i < n; ++i) out[i] = float_to_bf16(x[i]);
+}
+
 }  // namespace
+
+void round_to_bf16(const float* x, uint16_t* out, int64_t n) {
+  if (cpu_has_bf16()) return round_to_bf16_avx512(x, out, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(x[i]);
+}
 
 bool bf16_matmul_supported() { return cpu_has_bf16(); }
 
@@ -247,28 +273,47 @@ void gemm_bf16(const GemmCall& g) {
   if (int64_t(buf.b.size()) < nc_max * kp_max) buf.b.resize(size_t(nc_max * kp_max));
   if (int64_t(buf.a.size()) < mc_max * kp_max) buf.a.resize(size_t(mc_max * kp_max));
   // A[i, p]: a[i * lda + p] (k contiguous) or, transposed, a[p * lda + i]; B[p, j]: b[p * ldb + j] or b[j * ldb + p].
+  // Operands given in bf16 (a_bf16 / b_bf16, same layout) are packed without rounding; a bf16 A with k
+  // contiguous, an even row length and even k is read in place (its rows are already rows of pairs).
   // Each C element sums its k blocks in the same order whatever the column block: results depend on k only.
+  const bool a_in_place = g.a_bf16 && !g.trans_a && g.lda % 2 == 0 && g.k % 2 == 0 &&
+                          reinterpret_cast<uintptr_t>(g.a_bf16) % 4 == 0;
   for (int64_t jc = 0; jc < g.n; jc += kNC) {
     const int64_t nc = std::min(kNC, g.n - jc), n_panels = (nc + kNR - 1) / kNR;
     for (int64_t pc = 0; pc < g.k; pc += kKC) {
       const int64_t kc = std::min(kKC, g.k - pc), kp = (kc + 1) / 2;
       if (g.trans_b) {
         for (int64_t jp = 0; jp < n_panels; ++jp) {
-          const int64_t j0 = jc + jp * kNR;
-          pack_k_contiguous_panel(g.b + j0 * g.ldb + pc, g.ldb, std::min(kNR, g.n - j0), kNR, kc, buf.b.data() + jp * kNR * kp);
+          const int64_t j0 = jc + jp * kNR, lanes = std::min(kNR, g.n - j0);
+          uint32_t* out = buf.b.data() + jp * kNR * kp;
+          if (g.b_bf16)
+            pack_k_contiguous_panel(g.b_bf16 + j0 * g.ldb + pc, g.ldb, lanes, kNR, kc, out);
+          else
+            pack_k_contiguous_panel(g.b + j0 * g.ldb + pc, g.ldb, lanes, kNR, kc, out);
         }
+      } else if (g.b_bf16) {
+        pack_k_rows(g.b_bf16 + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data());
       } else {
         pack_k_rows(g.b + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data());
       }
       const float beta_c = pc == 0 ? g.beta : 1.0f;
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
         const int64_t mc = std::min(kMC, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
+        const int64_t full_panels = mc / kMR;  // read in place when a_in_place; a partial last panel is copied
         // A with k contiguous becomes rows of pairs (a conversion, no transpose); a transposed A, whose k rows
         // are contiguous along m, is packed into panels (two rows interleaved). Padding rows are zero.
         if (g.trans_a) {
-          pack_k_rows(g.a + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data());
+          if (g.a_bf16)
+            pack_k_rows(g.a_bf16 + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data());
+          else
+            pack_k_rows(g.a + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data());
         } else {
-          convert_rows(g.a + ic * g.lda + pc, g.lda, mc, kc, buf.a.data());
+          const int64_t first = a_in_place ? full_panels * kMR : 0;  // rows [first, mc) go through the buffer
+          uint32_t* out = buf.a.data() + first * kp;
+          if (g.a_bf16)
+            convert_rows(g.a_bf16 + (ic + first) * g.lda + pc, g.lda, mc - first, kc, out);
+          else
+            convert_rows(g.a + (ic + first) * g.lda + pc, g.lda, mc - first, kc, out);
           std::fill(buf.a.data() + mc * kp, buf.a.data() + m_panels * kMR * kp, 0u);
         }
         for (int64_t jp = 0; jp < n_panels; ++jp) {
@@ -276,12 +321,14 @@ void gemm_bf16(const GemmCall& g) {
           for (int64_t ip = 0; ip < m_panels; ++ip) {
             const int64_t i0 = ic + ip * kMR, mr = std::min(kMR, g.m - i0);
             float* c = g.c + i0 * g.ldc + j0;
+            const uint32_t* b = buf.b.data() + jp * kNR * kp;
             if (g.trans_a)
-              micro_kernel<kMR>(kp, buf.a.data() + ip * kMR * kp, 1, buf.b.data() + jp * kNR * kp, c, g.ldc, mr, nr,
-                                g.alpha, beta_c);
+              micro_kernel<kMR>(kp, buf.a.data() + ip * kMR * kp, 1, b, c, g.ldc, mr, nr, g.alpha, beta_c);
+            else if (a_in_place && ip < full_panels)
+              micro_kernel<1>(kp, reinterpret_cast<const uint32_t*>(g.a_bf16 + i0 * g.lda + pc), g.lda / 2, b, c,
+                              g.ldc, mr, nr, g.alpha, beta_c);
             else
-              micro_kernel<1>(kp, buf.a.data() + ip * kMR * kp, kp, buf.b.data() + jp * kNR * kp, c, g.ldc, mr, nr,
-                              g.alpha, beta_c);
+              micro_kernel<1>(kp, buf.a.data() + ip * kMR * kp, kp, b, c, g.ldc, mr, nr, g.alpha, beta_c);
           }
         }
       }
@@ -295,8 +342,9 @@ void gemm_bf16_reference(const GemmCall& g) {
     for (int64_t j = 0; j < g.n; ++j) {
       double s = 0;
       for (int64_t p = 0; p < g.k; ++p) {
-        const double av = r(g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p]);
-        const double bv = r(g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j]);
+        const int64_t ai = g.trans_a ? p * g.lda + i : i * g.lda + p, bi = g.trans_b ? j * g.ldb + p : p * g.ldb + j;
+        const double av = g.a_bf16 ? double(bf16_to_float(g.a_bf16[ai])) : r(g.a[ai]);
+        const double bv = g.b_bf16 ? double(bf16_to_float(g.b_bf16[bi])) : r(g.b[bi]);
         s += av * bv;
       }
       const double prev = g.beta == 0.0f ? 0.0 : double(g.beta) * g.c[i * g.ldc + j];

@@ -33,6 +33,9 @@ inline float bf16_to_float(uint16_t h) {
   return x;
 }
 
+// out[i] = float_to_bf16(x[i]) for n values (vcvtne2ps2bf16 where the CPU has it, the same bits).
+void round_to_bf16(const float* x, uint16_t* out, int64_t n);
+
 // True when this CPU runs the AVX512_BF16 kernel.
 bool bf16_matmul_supported();
 

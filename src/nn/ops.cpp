@@ -1,5 +1,7 @@
 // Kernels of ops.hpp: fast (OpenMP over rows) and reference versions.
 #include "nn/ops.hpp"
+
+#include "nn/gemm_bf16.hpp"
 #include "nn/vec8.hpp"
 #include "nn/vec_math.hpp"
 
@@ -415,30 +417,37 @@ float sqrt_softplus_grad(float s, float a) { return a > 0 ? sigmoidf(s) / (2.0f 
 
 // ============================== cross-entropy ==============================
 double softmax_xent(const float* logits, const int32_t* target, float* dlogits, int64_t rows, int64_t vocab,
-                    float scale) {
+                    float scale, uint16_t* dlogits_bf16) {
   // per-row losses summed in row order afterwards: the same bits whatever the thread count
   std::vector<double> row_loss(static_cast<size_t>(rows), 0.0);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    const float* li = logits + i * vocab;
-    float* di = dlogits + i * vocab;
-    if (target[i] < 0) {
-      for (int64_t j = 0; j < vocab; ++j) di[j] = 0.0f;
-      continue;
-    }
-    float mx = li[0];
+#pragma omp parallel
+  {
+    // a bf16 gradient is formed in an fp32 row first (per thread, grown once) and rounded as a whole
+    thread_local std::vector<float> scratch;
+    if (dlogits_bf16 && scratch.size() < size_t(vocab)) scratch.resize(size_t(vocab));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* li = logits + i * vocab;
+      float* di = dlogits_bf16 ? scratch.data() : dlogits + i * vocab;
+      if (target[i] < 0) {
+        for (int64_t j = 0; j < vocab; ++j) di[j] = 0.0f;
+      } else {
+        float mx = li[0];
 #pragma omp simd reduction(max : mx)
-    for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, li[j]);
-    const float lt = li[target[i]];  // read before di (which may alias li) is written
-    float s = 0;
+        for (int64_t j = 1; j < vocab; ++j) mx = std::max(mx, li[j]);
+        const float lt = li[target[i]];  // read before di (which may alias li) is written
+        float s = 0;
 #pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < vocab; ++j) s += (di[j] = fast_expf(li[j] - mx));  // one exp pass
-    const float lse = mx + std::log(s);
-    row_loss[size_t(i)] = double(lse - lt) * scale;
-    const float f = scale / s;
+        for (int64_t j = 0; j < vocab; ++j) s += (di[j] = fast_expf(li[j] - mx));  // one exp pass
+        const float lse = mx + std::log(s);
+        row_loss[size_t(i)] = double(lse - lt) * scale;
+        const float f = scale / s;
 #pragma omp simd
-    for (int64_t j = 0; j < vocab; ++j) di[j] *= f;
-    di[target[i]] -= scale;
+        for (int64_t j = 0; j < vocab; ++j) di[j] *= f;
+        di[target[i]] -= scale;
+      }
+      if (dlogits_bf16) round_to_bf16(di, dlogits_bf16 + i * vocab, vocab);
+    }
   }
   double total = 0;
   for (double v : row_loss) total += v;

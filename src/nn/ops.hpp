@@ -61,8 +61,11 @@ float sqrt_softplus_grad(float s, float a);  // sigmoid(s) / (2a)
 // ---------------- softmax cross-entropy ----------------
 // logits [rows, vocab]; target[i] < 0: ignored row (dlogits row = 0). loss = scale * sum_i -log p_i[target_i];
 // dlogits = scale * (softmax - onehot) (written, may alias logits). Returns the loss (double accumulation).
+// With dlogits_bf16 the gradient is written there instead, rounded by float_to_bf16 (gemm_bf16.hpp) — the
+// operand the bf16 matrix products would have made of the fp32 gradient, in half the bytes — and dlogits is
+// not used (may be null).
 double softmax_xent(const float* logits, const int32_t* target, float* dlogits, int64_t rows, int64_t vocab,
-                    float scale);
+                    float scale, uint16_t* dlogits_bf16 = nullptr);
 double softmax_xent_ref(const float* logits, const int32_t* target, float* dlogits, int64_t rows, int64_t vocab,
                         float scale);
 

@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "util/error.hpp"
 #include "util/rng.hpp"
 
 namespace {
@@ -181,4 +182,98 @@ TEST(GemmBf16, BatchUnderScopeIsDeterministic) {
   double max_bf16_diff = 0;
   for (size_t i = 0; i < f.size(); ++i) max_bf16_diff = std::max(max_bf16_diff, std::fabs(double(c1[i]) - fr[i]));
   EXPECT_GT(max_bf16_diff, 1e-2) << "the scope did not switch to bf16 operands";
+}
+
+namespace {
+
+std::vector<uint16_t> to_bf16(const std::vector<float>& x) {
+  std::vector<uint16_t> out(x.size());
+  trex::nn::round_to_bf16(x.data(), out.data(), int64_t(x.size()));
+  return out;
+}
+
+}  // namespace
+
+// round_to_bf16 (vector and tail) gives float_to_bf16's bits for every kind of value.
+TEST(GemmBf16, RoundToBf16MatchesFloatToBf16) {
+  trex::Rng rng(29);
+  std::vector<float> x(77);
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint32_t u = uint32_t(rng.next_u64() >> 32);
+    if (i % 3 == 0) u &= 0x807fffffu;                 // denormal or zero
+    if (i % 5 == 0) u = (u & 0xffff0000u) | 0x8000u;  // tie
+    if (i == 7) u = 0x7f800001u;                       // NaN
+    if (i == 40) u = 0xff800000u;                      // -inf
+    if (i == 41) u = 0x7f7fffffu;                      // largest finite: rounds up to inf
+    std::memcpy(&x[i], &u, 4);
+  }
+  const auto got = to_bf16(x);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], trex::nn::float_to_bf16(x[i])) << i;
+}
+
+// Operands given in bf16 (GemmCall::a_bf16 / b_bf16, the fp32 pointers null) give the same bits as the fp32
+// operands rounded by the kernel: every transpose, odd k and odd leading dimensions (A copied), even ones (A
+// read in place, a partial last panel copied), k across the kKC block, partial tiles.
+TEST(GemmBf16, Bf16OperandsGiveTheSameBitsAsRoundedFp32) {
+  require_cpu();
+  trex::Rng rng(31);
+  struct Shape {
+    int64_t m, n, k, pad;
+  };
+  for (const Shape s : {Shape{1, 1, 1, 0}, Shape{7, 17, 31, 1}, Shape{16, 32, 64, 0}, Shape{130, 65, 1030, 0},
+                        Shape{129, 40, 600, 2}, Shape{131, 33, 1031, 3}, Shape{64, 600, 256, 0}})
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (int which = 1; which < 4; ++which) {  // bit 0: A in bf16, bit 1: B in bf16
+          const int64_t lda = (ta ? s.m : s.k) + s.pad, ldb = (tb ? s.k : s.n) + s.pad, ldc = s.n;
+          std::vector<float> a(size_t((ta ? s.k : s.m) * lda)), b(size_t((tb ? s.n : s.k) * ldb));
+          for (auto& v : a) v = float(rng.normal());
+          for (auto& v : b) v = float(rng.normal());
+          const auto a16 = to_bf16(a), b16 = to_bf16(b);
+          std::vector<float> want(size_t(s.m * ldc), 0.5f), got = want;
+          const GemmCall g{bool(ta), bool(tb), s.m, s.n, s.k, 0.75f, a.data(), lda, b.data(), ldb, 0.5f, want.data(), ldc};
+          trex::nn::gemm_bf16(g);
+          GemmCall h = g;
+          h.c = got.data();
+          if (which & 1) h.a = nullptr, h.a_bf16 = a16.data();
+          if (which & 2) h.b = nullptr, h.b_bf16 = b16.data();
+          trex::nn::gemm_bf16(h);
+          ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0)
+              << s.m << "x" << s.n << "x" << s.k << " pad " << s.pad << " ta " << ta << " tb " << tb << " bf16 "
+              << which;
+          GemmCall r = h;  // the reference reads the bf16 operands too
+          std::vector<float> ref(size_t(s.m * ldc), 0.5f);
+          r.c = ref.data();
+          trex::nn::gemm_bf16_reference(r);
+          check_call(g, std::vector<float>(want.size(), 0.5f), got, ref, "reference on bf16 operands");
+        }
+}
+
+// Through gemm_batch: cuts into row / column blocks carry the bf16 operands along; without the scope a call
+// whose operand exists only in bf16 is refused before any thread starts.
+TEST(GemmBf16, BatchCutsBf16OperandsAndRefusesThemOutsideTheScope) {
+  require_cpu();
+  trex::Rng rng(37);
+  const int64_t m = 300, n = 200, k = 512;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), want(size_t(m * n)), got(size_t(m * n));
+  for (auto& v : a) v = float(rng.normal());
+  for (auto& v : b) v = float(rng.normal());
+  const auto a16 = to_bf16(a), b16 = to_bf16(b);
+  GemmCall g{false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, want.data(), n};
+  GemmCall h{false, false, m, n, k, 1.0f, nullptr, k, nullptr, n, 0.0f, got.data(), n, a16.data(), b16.data()};
+  std::vector<float> want_wide(size_t(100 * n)), got_wide(size_t(100 * n));
+  {
+    trex::nn::Bf16MatmulScope bf16;
+    trex::nn::gemm_batch({&g, 1});  // m > n: cut into row blocks
+    trex::nn::gemm_batch({&h, 1});
+    GemmCall gw = g, hw = h;  // the first 100 rows: n > m, cut into column blocks
+    gw.m = hw.m = 100;
+    gw.c = want_wide.data();
+    hw.c = got_wide.data();
+    trex::nn::gemm_batch({&gw, 1});
+    trex::nn::gemm_batch({&hw, 1});
+  }
+  EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(want_wide.data(), got_wide.data(), want_wide.size() * 4), 0);
+  EXPECT_THROW(trex::nn::gemm_batch({&h, 1}), trex::Error);
 }

@@ -2,6 +2,8 @@
 // (YaRN ramp bounds, Sinkhorn doubly-stochastic, top-k ties to the lower index).
 #include "nn/ops.hpp"
 
+#include "nn/gemm_bf16.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -206,6 +208,22 @@ TEST(SoftmaxXent, FastMatchesReferenceAndFiniteDifferences) {
     return softmax_xent_ref(logits.data(), tgt.data(), tmp.data(), rows, V, 0.25f);
   };
   for (size_t i = 0; i < logits.size(); i += 3) EXPECT_NEAR(fd(logits, i, loss, 1e-2f), dr[i], 1e-3) << i;
+}
+
+// The bf16 gradient is the fp32 one rounded by float_to_bf16, the loss the same bits (ignored rows zero).
+TEST(SoftmaxXent, Bf16GradientIsTheRoundedFp32Gradient) {
+  trex::Rng rng(7);
+  const int64_t rows = 37, V = 301;  // a row length that leaves a tail after the 32-wide conversion
+  auto logits = randn(rng, rows * V, 3.0);
+  std::vector<int32_t> tgt(rows);
+  for (int64_t i = 0; i < rows; ++i) tgt[size_t(i)] = i % 7 == 3 ? -1 : int32_t((i * 37) % V);
+  std::vector<float> d(rows * V);
+  std::vector<uint16_t> d16(rows * V, 0xffff);
+  const double l = softmax_xent(logits.data(), tgt.data(), d.data(), rows, V, 0.25f);
+  const double l16 = softmax_xent(logits.data(), tgt.data(), nullptr, rows, V, 0.25f, d16.data());
+  EXPECT_EQ(l, l16);
+  for (size_t i = 0; i < d.size(); ++i) ASSERT_EQ(d16[i], trex::nn::float_to_bf16(d[i])) << i;
+  for (int64_t j = 0; j < V; ++j) EXPECT_EQ(d16[size_t(3 * V + j)], 0);  // ignored row
 }
 
 TEST(RouterAffinity, SqrtSoftplusGradient) {
