@@ -73,14 +73,14 @@ inline void linear(const float* x, const float* w, float* y, int64_t m, int64_t 
 }
 // Backward of linear: dx[m,k] (+)= dy[m,n] W[n,k]; dW[n,k] += dy^T x. The two products are independent and
 // have the same FLOPs: they run side by side.
-// dy_bf16: dy already in bf16 (GemmCall::a_bf16); dy may then be null.
+// dy_bf16 / x_bf16: dy / x already in bf16 (GemmCall::a_bf16 / b_bf16); dy / x may then be null.
 inline GemmCall linear_dx_call(const float* w, const float* dy, float* dx, int64_t m, int64_t n, int64_t k,
                                bool accumulate_dx, const uint16_t* dy_bf16 = nullptr) {
   return GemmCall{false, false, m, k, n, 1.0f, dy, n, w, k, accumulate_dx ? 1.0f : 0.0f, dx, k, dy_bf16};
 }
 inline GemmCall linear_dw_call(const float* x, const float* dy, float* dw, int64_t m, int64_t n, int64_t k,
-                               const uint16_t* dy_bf16 = nullptr) {
-  return GemmCall{true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k, dy_bf16};
+                               const uint16_t* dy_bf16 = nullptr, const uint16_t* x_bf16 = nullptr) {
+  return GemmCall{true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k, dy_bf16, x_bf16};
 }
 inline void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, int64_t m,
                             int64_t n, int64_t k, bool accumulate_dx = false, const uint16_t* dy_bf16 = nullptr) {
