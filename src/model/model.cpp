@@ -476,6 +476,7 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
     Seq& sq = A.mseq[size_t(i)];
     sq.build(B, Tm, ms.doc.data(), I.ratios);
     ms.Xin = A.arena.floats(Nm * n * d);
+#pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < B; ++b)
       std::memcpy(ms.Xin + b * Tm * n * d, Xprev + b * Tprev * n * d, size_t(Tm * n * d) * 4);
     ms.hn = A.arena.floats(Nm * n * d);
@@ -492,6 +493,7 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
     nn::linear(ms.en, c.p(mo.e_proj), ep, Nm, d, d);
     ms.Xm = A.arena.floats(Nm * n * d);
     nn::linear(ms.hn, c.p(mo.h_proj), ms.Xm, Nm * n, d, d);
+#pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < Nm; ++r)
       for (int64_t k = 0; k < n; ++k)
         for (int64_t j = 0; j < d; ++j) ms.Xm[(r * n + k) * d + j] += ep[r * d + j];
@@ -575,9 +577,11 @@ const float* backward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig
       nn::rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false);
       float* dprev = i == 0 ? dXL : dXout[size_t(i - 1)];  // gradient wrt this module's input rows
       const int64_t Tprev_i = i == 0 ? T : A.mtp[size_t(i - 1)].Tm;
+#pragma omp parallel for schedule(static)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t j = 0; j < Tm * n * d; ++j) dprev[b * Tprev_i * n * d + j] += dXin[b * Tm * n * d + j];
       float* dep = A.arena.zeros(Nm * d);
+#pragma omp parallel for schedule(static)
       for (int64_t r = 0; r < Nm; ++r)
         for (int64_t k = 0; k < n; ++k)
           for (int64_t j = 0; j < d; ++j) dep[r * d + j] += dXm[(r * n + k) * d + j];

@@ -125,6 +125,7 @@ struct MoeSaved {
   std::vector<int64_t> counts, offsets;             // per expert
   int32_t* order_tok = nullptr;                     // [N*k] token of each dispatched row
   int32_t* order_slot = nullptr;                    // [N*k] its slot
+  int32_t* row_of = nullptr;                        // [N*k] dispatched row of (token, slot): order_* inverted
   float* xg = nullptr;                                            // [N*k,d] routed rows, expert order
   EpPlan ep;                                                      // where the routed rows are computed
   float *xe = nullptr, *we = nullptr;  // [ep.rows, d], [ep.rows]: rows (and routing weights) this rank's experts

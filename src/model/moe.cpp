@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
@@ -16,6 +17,25 @@
 namespace trex::model::detail {
 
 // The weights (and gradients) of experts first .. first+count-1 of block b, for the grouped expert kernels.
+// out[i] += the rows dispatched from token i, over the tokens on all threads; each token adds its rows in
+// dispatch-row order (that of a serial loop over the rows: the same bits).
+static void scatter_add_rows(const MoeSaved& s, int64_t N, int64_t k, int64_t d, const float* rows, float* out) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < N; ++i) {
+    float* o = out + i * d;
+    int32_t last = -1;
+    for (int64_t n = 0; n < k; ++n) {  // the token's rows in increasing order (k is small)
+      int32_t r = std::numeric_limits<int32_t>::max();
+      for (int64_t j = 0; j < k; ++j)
+        if (s.row_of[i * k + j] > last) r = std::min(r, s.row_of[i * k + j]);
+      last = r;
+      const float* y = rows + int64_t(r) * d;
+#pragma omp simd
+      for (int64_t j = 0; j < d; ++j) o[j] += y[j];
+    }
+  }
+}
+
 static std::vector<nn::ExpertWeights> expert_weights(Ctx& c, const BlockOff& b, int64_t first, int64_t count) {
   std::vector<nn::ExpertWeights> ew(static_cast<size_t>(count));
   for (int64_t j = 0; j < count; ++j) {
@@ -65,6 +85,7 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   s.load = s.counts;
   s.order_tok = c.arena.ints(N * k);
   s.order_slot = c.arena.ints(N * k);
+  s.row_of = c.arena.ints(N * k);
   {
     std::vector<int64_t> fill(s.offsets.begin(), s.offsets.end() - 1);
     for (int64_t i = 0; i < N; ++i)
@@ -72,6 +93,7 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
         const int64_t r = fill[size_t(s.sel[i * k + j])]++;
         s.order_tok[r] = int32_t(i);
         s.order_slot[r] = int32_t(j);
+        s.row_of[i * k + j] = int32_t(r);
       }
   }
   const int64_t R_ = N * k;
@@ -136,12 +158,7 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   else
     std::memset(out, 0, size_t(N * d) * 4);
   c.pg.wait(hy);
-  // scatter-add the routed rows
-  for (int64_t r = 0; r < R_; ++r) {
-    float* o = out + int64_t(s.order_tok[r]) * d;
-    const float* y = yg + r * d;
-    for (int64_t j = 0; j < d; ++j) o[j] += y[j];
-  }
+  scatter_add_rows(s, N, k, d, yg, out);  // the routed rows onto their tokens
   if (b.hash) return 0.0;
   // sequence-balance loss per row (all tokens), averaged over rows (§16.6)
   double loss = 0;
@@ -221,13 +238,9 @@ void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, 
   }
   c.pg.wait(hx);
   c.pg.wait(hw_);
-  float* dw = c.arena.zeros(N * k);
-  for (int64_t r = 0; r < R_; ++r) {
-    dw[int64_t(s.order_tok[r]) * k + s.order_slot[r]] = dwl[r];  // each (token, slot) appears once
-    float* o = dx + int64_t(s.order_tok[r]) * d;
-    const float* g = dxg + r * d;
-    for (int64_t j = 0; j < d; ++j) o[j] += g[j];
-  }
+  float* dw = c.arena.floats(N * k);
+  for (int64_t i = 0; i < N * k; ++i) dw[i] = dwl[s.row_of[i]];  // each (token, slot) has one row
+  scatter_add_rows(s, N, k, d, dxg, dx);
   // router: weights w_i = R a_i / sum_sel a (+ balance loss on all affinities), then a = sqrt(softplus(s))
   float* ds = c.arena.floats(N * E);
   const double alpha = cfg.seq_balance_alpha;

@@ -2,6 +2,7 @@
 // every later step walks the same chunks in the same order, so a step of the same shape reuses the memory the
 // first one touched without any malloc or page fault (MACHINE.md §3: first touch is slow, so allocate once).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,9 +19,13 @@ class Arena {
 
   // Uninitialised floats (64-byte aligned).
   float* floats(int64_t n) { return static_cast<float*>(raw(size_t(n) * sizeof(float))); }
+  // Large blocks (the backward's gradients of the residual streams, 8 MB at the bench shape) are cleared on all
+  // threads: a memset on one core left the others waiting (serialised inside an enclosing parallel region).
   float* zeros(int64_t n) {
     float* p = floats(n);
-    std::memset(p, 0, size_t(n) * sizeof(float));
+    constexpr int64_t kChunk = int64_t(1) << 16;
+#pragma omp parallel for schedule(static) if (n >= 8 * kChunk)
+    for (int64_t c = 0; c < n; c += kChunk) std::memset(p + c, 0, size_t(std::min(kChunk, n - c)) * sizeof(float));
     return p;
   }
   int32_t* ints(int64_t n) { return static_cast<int32_t*>(raw(size_t(n) * sizeof(int32_t))); }
