@@ -11,6 +11,7 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "nn/vec8.hpp"
 #include "nn/vec_math.hpp"
 
@@ -56,18 +57,19 @@ inline void axpy(float a, const float* x, float* y, int64_t n) {
 }
 
 // ------------------------------------------------------------------ token-level compressor (§4)
-void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* x, const CmpOff& off, int64_t cdim,
-                        bool overlap, const nn::RopeTable& rope, CmpSaved& s) {
+void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* x, const uint16_t* x16,
+                        const CmpOff& off, int64_t cdim, bool overlap, const nn::RopeTable& rope, CmpSaved& s) {
   const int64_t N = seq.N, d = c.cfg.hidden_size, m = en.m, W = (overlap ? 2 : 1) * cdim;
   const int64_t slots = overlap ? 2 * m : m, NE = en.NE;
   s.x = x;
+  s.x16 = x16;
   s.cdim = cdim;
   s.m = m;
   s.overlap = overlap;
   s.Cx = c.arena.floats(N * W);
   s.Zx = c.arena.floats(N * W);
-  nn::linear(x, c.p(off.wkv), s.Cx, N, W, d);
-  nn::linear(x, c.p(off.wgate), s.Zx, N, W, d);
+  nn::linear(x, c.p(off.wkv), s.Cx, N, W, d, false, x16);
+  nn::linear(x, c.p(off.wgate), s.Zx, N, W, d, false, x16);
   const float* ape = c.p(off.ape);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < N; ++i) {
@@ -158,8 +160,8 @@ void compressor_backward(Ctx& c, const Seq& seq, const Entries& en, const CmpOff
     const float* z = dZx + i * W;
     for (int64_t j = 0; j < W; ++j) ga[j] += z[j];
   }
-  nn::linear_backward(s.x, c.p(off.wkv), dCx, dx, c.g(off.wkv), N, W, d, true);
-  nn::linear_backward(s.x, c.p(off.wgate), dZx, dx, c.g(off.wgate), N, W, d, true);
+  nn::linear_backward(s.x, c.p(off.wkv), dCx, dx, c.g(off.wkv), N, W, d, true, nullptr, s.x16);
+  nn::linear_backward(s.x, c.p(off.wgate), dZx, dx, c.g(off.wgate), N, W, d, true, nullptr, s.x16);
 }
 
 // ------------------------------------------------------------------ lightning indexer (§5, §16.5)
@@ -173,9 +175,9 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
   s.qI = c.arena.floats(N * HI * cI);
   nn::linear(s.cq, c.p(b.iwq_b), s.qI, N, HI * cI, qr);  // cq detached: no gradient flows back
   nn::rope_apply(s.qI, N, HI, cI, seq.pos.data(), c.rope_b, false);
-  compressor_forward(c, seq, en, xa, b.icmp, cI, true, c.rope_b, s.icmp);
+  compressor_forward(c, seq, en, xa, s.xa16, b.icmp, cI, true, c.rope_b, s.icmp);
   s.lam = c.arena.floats(N * HI);
-  nn::linear(xa, c.p(b.iwp), s.lam, N, HI, d);
+  nn::linear(xa, c.p(b.iwp), s.lam, N, HI, d, false, s.xa16);
   const float lam_scale = float(1.0 / std::sqrt(double(cI) * double(HI)));
   for (int64_t i = 0; i < N * HI; ++i) s.lam[i] *= lam_scale;
   s.sel = c.arena.ints(N * topk);
@@ -299,7 +301,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
     for (int64_t j = 0; j < NE * cI; ++j) dK[j] += o[j];
   }
   for (int64_t i = 0; i < N * HI; ++i) dlam[i] *= lam_scale;
-  nn::linear_backward(xa, c.p(b.iwp), dlam, nullptr, c.g(b.iwp), N, HI, d);
+  nn::linear_backward(xa, c.p(b.iwp), dlam, nullptr, c.g(b.iwp), N, HI, d, false, nullptr, s.xa16);
   nn::rope_apply(dqI, N, HI, cI, seq.pos.data(), c.rope_b, true);
   nn::linear_backward(s.cq, c.p(b.iwq_b), dqI, nullptr, c.g(b.iwq_b), N, HI * cI, qr);
   compressor_backward(c, seq, en, b.icmp, c.rope_b, s.icmp, dK, nullptr);
@@ -316,11 +318,17 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   const float eps = float(cfg.rms_norm_eps);
   const nn::RopeTable& rope = b.ratio == 0 ? c.rope_a : c.rope_b;
   s.xa = xa;
+  s.xa16 = nullptr;
+  if (nn::bf16_operand_copies()) {
+    uint16_t* xa16 = c.arena.bf16s(N * d);
+    nn::round_to_bf16(xa, xa16, N * d);
+    s.xa16 = xa16;
+  }
   // query path
   s.cq_raw = c.arena.floats(N * qr);
   s.cq_rstd = c.arena.floats(N);
   s.cq = c.arena.floats(N * qr);
-  nn::linear(xa, c.p(b.wq_a), s.cq_raw, N, qr, d);
+  nn::linear(xa, c.p(b.wq_a), s.cq_raw, N, qr, d, false, s.xa16);
   nn::rmsnorm_forward(s.cq_raw, c.p(b.q_norm), s.cq, s.cq_rstd, N, qr, eps);
   s.q_raw = c.arena.floats(N * H * hd);
   s.q_rstd = c.arena.floats(N * H);
@@ -332,7 +340,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   s.kv_raw = c.arena.floats(N * hd);
   s.kv_rstd = c.arena.floats(N);
   s.kv = c.arena.floats(N * hd);
-  nn::linear(xa, c.p(b.wkv), s.kv_raw, N, hd, d);
+  nn::linear(xa, c.p(b.wkv), s.kv_raw, N, hd, d, false, s.xa16);
   nn::rmsnorm_forward(s.kv_raw, c.p(b.kv_norm), s.kv, s.kv_rstd, N, hd, eps);
   nn::rope_apply(s.kv, N, 1, hd, seq.pos.data(), rope, false);
 
@@ -341,7 +349,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   s.cmax = 0;
   if (b.ratio != 0) {
     en = &seq.entries(b.ratio);
-    compressor_forward(c, seq, *en, xa, b.cmp, hd, b.kind == AttnKind::CSA, rope, s.cmp);
+    compressor_forward(c, seq, *en, xa, s.xa16, b.cmp, hd, b.kind == AttnKind::CSA, rope, s.cmp);
     if (b.kind == AttnKind::CSA) {
       idx_loss = indexer_forward(c, seq, b, xa, s);
       s.cmax = cfg.indexer_dense_warmup ? en->max_nvis : cfg.index_topk;
@@ -480,12 +488,12 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
   nn::linear_backward(s.cq, c.p(b.wq_b), dq_raw, dcq, c.g(b.wq_b), N, H * hd, qr);
   float* dcq_raw = c.arena.floats(N * qr);
   nn::rmsnorm_backward(s.cq_raw, c.p(b.q_norm), s.cq_rstd, dcq, dcq_raw, c.g(b.q_norm), N, qr, false);
-  nn::linear_backward(s.xa, c.p(b.wq_a), dcq_raw, dxa, c.g(b.wq_a), N, qr, d, true);
+  nn::linear_backward(s.xa, c.p(b.wq_a), dcq_raw, dxa, c.g(b.wq_a), N, qr, d, true, nullptr, s.xa16);
   // KV path backward
   nn::rope_apply(dkv, N, 1, hd, seq.pos.data(), rope, true);
   float* dkv_raw = c.arena.floats(N * hd);
   nn::rmsnorm_backward(s.kv_raw, c.p(b.kv_norm), s.kv_rstd, dkv, dkv_raw, c.g(b.kv_norm), N, hd, false);
-  nn::linear_backward(s.xa, c.p(b.wkv), dkv_raw, dxa, c.g(b.wkv), N, hd, d, true);
+  nn::linear_backward(s.xa, c.p(b.wkv), dkv_raw, dxa, c.g(b.wkv), N, hd, d, true, nullptr, s.xa16);
   // compressed entries (only the selected ones received gradient)
   if (b.ratio != 0) compressor_backward(c, seq, *en, b.cmp, rope, s.cmp, dC, dxa);
 }

@@ -447,7 +447,7 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
   A.tgt = A.arena.ints(N);
   A.ce_count = make_targets(bt, 1, T, A.tgt);
   L.ce_count = A.ce_count;
-  const bool bf16_grads = nn::bf16_matmul_active();
+  const bool bf16_grads = nn::bf16_operand_copies();
   A.dlogits = bf16_grads ? nullptr : A.arena.floats(N * V);
   A.dlogits_bf16 = bf16_grads ? A.arena.bf16s(N * V) : nullptr;
   L.ce = nn::softmax_xent(A.logits, A.tgt, A.dlogits, N, V,

@@ -81,6 +81,7 @@ struct HcSaved {  // hc mix (pre or head)
 
 struct CmpSaved {
   const float* x = nullptr;  // [N, d]
+  const uint16_t* x16 = nullptr;  // x in bf16 under bf16 products (AttnSaved::xa16), else null
   float *Cx = nullptr, *Zx = nullptr;  // [N, kappa*c]
   float *S = nullptr, *pooled = nullptr, *rstd = nullptr, *out = nullptr;  // [NE, slots, c], [NE,c], [NE], [NE,c]
   int64_t cdim = 0, m = 0;
@@ -89,6 +90,9 @@ struct CmpSaved {
 
 struct AttnSaved {
   const float* xa = nullptr;
+  // Under bf16 products xa rounded once: the up to 7 products that read xa forward (q_a, kv, the compressors'
+  // kv and gate, the indexer's head weights) and their weight gradients read it in place. Null otherwise.
+  const uint16_t* xa16 = nullptr;
   float *cq_raw, *cq_rstd, *cq, *q_raw, *q_rstd, *q, *kv_raw, *kv_rstd, *kv;
   CmpSaved cmp, icmp;
   float *qI = nullptr, *lam = nullptr;  // indexer queries [N, HI*cI] (after RoPE), head weights [N, HI] (scaled)
@@ -120,6 +124,7 @@ void ep_from_expert_order(const EpPlan& p, const float* in, float* to_send, int6
 
 struct MoeSaved {
   const float* x = nullptr;
+  const uint16_t* x16 = nullptr;  // x rounded once under bf16 products (read by the shared expert's products)
   float *s = nullptr, *a = nullptr, *w = nullptr;  // [N,E], [N,E], [N,k]
   int32_t* sel = nullptr;                           // [N,k]
   std::vector<int64_t> counts, offsets;             // per expert

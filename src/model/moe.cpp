@@ -12,6 +12,7 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "nn/moe_experts.hpp"
 
 namespace trex::model::detail {
@@ -52,6 +53,7 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   const int64_t f = cfg.moe_intermediate_size, fs = f * cfg.n_shared_experts;
   const float R = float(cfg.routed_scaling_factor), limit = float(cfg.swiglu_limit);
   s.x = x;
+  s.x16 = nullptr;  // set below when the shared expert reads x under bf16 products
   s.s = c.arena.floats(N * E);
   s.a = c.arena.floats(N * E);
   s.w = c.arena.floats(N * k);
@@ -120,9 +122,14 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
     s.sg = c.arena.floats(N * fs);
     s.su = c.arena.floats(N * fs);
     s.sh = c.arena.floats(N * fs);
-    nn::linear(x, c.p(b.sw1), s.sg, N, fs, d);
+    if (nn::bf16_operand_copies()) {
+      uint16_t* x16 = c.arena.bf16s(N * d);
+      nn::round_to_bf16(x, x16, N * d);
+      s.x16 = x16;
+    }
+    nn::linear(x, c.p(b.sw1), s.sg, N, fs, d, false, s.x16);
     c.pg.progress();
-    nn::linear(x, c.p(b.sw3), s.su, N, fs, d);
+    nn::linear(x, c.p(b.sw3), s.su, N, fs, d, false, s.x16);
     c.pg.progress();
     nn::swiglu_forward(s.sg, s.su, s.sh, N * fs, cfg.clamp_shared_expert ? limit : 0.0f);
   }
@@ -232,9 +239,9 @@ void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, 
     hw_ = c.pg.start_all_to_all_rows(dws, P.recv_rows, dwl, P.send_rows, 1);
   }
   if (fs > 0) {
-    nn::linear_backward(s.x, c.p(b.sw1), dsg, dx, c.g(b.sw1), N, fs, d, true);
+    nn::linear_backward(s.x, c.p(b.sw1), dsg, dx, c.g(b.sw1), N, fs, d, true, nullptr, s.x16);
     c.pg.progress();
-    nn::linear_backward(s.x, c.p(b.sw3), dsu, dx, c.g(b.sw3), N, fs, d, true);
+    nn::linear_backward(s.x, c.p(b.sw3), dsu, dx, c.g(b.sw3), N, fs, d, true, nullptr, s.x16);
   }
   c.pg.wait(hx);
   c.pg.wait(hw_);

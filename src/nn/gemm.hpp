@@ -62,13 +62,15 @@ bool batch_invariant_active();
 void gemm_nt_invariant(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float beta, float* c, int64_t ldc);
 
-// y[m,n] = x[m,k] W[n,k]^T (+ y if accumulate): the nn.Linear convention (weights [out, in]).
+// y[m,n] = x[m,k] W[n,k]^T (+ y if accumulate): the nn.Linear convention (weights [out, in]). x_bf16: x already
+// in bf16 (GemmCall::a_bf16), for an input that several products read.
 inline GemmCall linear_call(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
-                            bool accumulate = false) {
-  return GemmCall{false, true, m, n, k, 1.0f, x, k, w, k, accumulate ? 1.0f : 0.0f, y, n};
+                            bool accumulate = false, const uint16_t* x_bf16 = nullptr) {
+  return GemmCall{false, true, m, n, k, 1.0f, x, k, w, k, accumulate ? 1.0f : 0.0f, y, n, x_bf16};
 }
-inline void linear(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k, bool accumulate = false) {
-  const GemmCall c = linear_call(x, w, y, m, n, k, accumulate);
+inline void linear(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k, bool accumulate = false,
+                   const uint16_t* x_bf16 = nullptr) {
+  const GemmCall c = linear_call(x, w, y, m, n, k, accumulate, x_bf16);
   gemm_batch({&c, 1});
 }
 // Backward of linear: dx[m,k] (+)= dy[m,n] W[n,k]; dW[n,k] += dy^T x. The two products are independent and
@@ -83,11 +85,12 @@ inline GemmCall linear_dw_call(const float* x, const float* dy, float* dw, int64
   return GemmCall{true, false, n, k, m, 1.0f, dy, n, x, k, 1.0f, dw, k, dy_bf16, x_bf16};
 }
 inline void linear_backward(const float* x, const float* w, const float* dy, float* dx, float* dw, int64_t m,
-                            int64_t n, int64_t k, bool accumulate_dx = false, const uint16_t* dy_bf16 = nullptr) {
+                            int64_t n, int64_t k, bool accumulate_dx = false, const uint16_t* dy_bf16 = nullptr,
+                            const uint16_t* x_bf16 = nullptr) {
   GemmCall calls[2];
   int count = 0;
   if (dx) calls[count++] = linear_dx_call(w, dy, dx, m, n, k, accumulate_dx, dy_bf16);
-  if (dw) calls[count++] = linear_dw_call(x, dy, dw, m, n, k, dy_bf16);
+  if (dw) calls[count++] = linear_dw_call(x, dy, dw, m, n, k, dy_bf16, x_bf16);
   gemm_batch({calls, size_t(count)});
 }
 

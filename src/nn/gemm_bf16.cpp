@@ -259,6 +259,12 @@ Bf16MatmulScope::Bf16MatmulScope() {
 Bf16MatmulScope::~Bf16MatmulScope() { g_bf16_depth.fetch_sub(1, std::memory_order_relaxed); }
 bool bf16_matmul_active() { return g_bf16_depth.load(std::memory_order_relaxed) > 0; }
 
+namespace {
+std::atomic<bool> g_operand_copies{true};
+}
+void set_bf16_operand_copies(bool on) { g_operand_copies.store(on, std::memory_order_relaxed); }
+bool bf16_operand_copies() { return bf16_matmul_active() && g_operand_copies.load(std::memory_order_relaxed); }
+
 void gemm_bf16(const GemmCall& g) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) {

@@ -50,6 +50,13 @@ class Bf16MatmulScope {
 };
 bool bf16_matmul_active();
 
+// Whether, under bf16 products, the producers of operands that several products read (the logits' gradient, the
+// attention and shared-expert inputs, the grouped experts' operands) round them once into bf16 copies that the
+// products read in place (GemmCall::a_bf16/b_bf16). On by default; off, every product rounds its fp32 operands
+// itself. The same bits either way (tests/model/model_behaviour_test.cpp compares whole steps).
+void set_bf16_operand_copies(bool on);
+bool bf16_operand_copies();  // bf16_matmul_active() and on
+
 // One call on the calling thread (single-threaded; gemm_batch spreads calls over threads). Requires
 // bf16_matmul_supported().
 void gemm_bf16(const GemmCall& g);

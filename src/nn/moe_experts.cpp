@@ -71,7 +71,7 @@ void experts_forward(std::span<const ExpertWeights> experts, const int64_t* offs
   const int64_t br = block_rows();
   // Per thread: (w * h) of the current block. Under bf16 products the block's x (read by both up products) and
   // w * h are rounded once into bf16 buffers that the products read in place: the same bits, fewer passes.
-  const bool bf16 = bf16_matmul_active();
+  const bool bf16 = bf16_operand_copies();
   float* hw_all = bf16 ? nullptr : scratch.floats(threads * br * f);
   uint16_t* hw16_all = bf16 ? scratch.bf16s(threads * br * f) : nullptr;
   uint16_t* x16_all = bf16 ? scratch.bf16s(threads * br * d) : nullptr;
@@ -144,7 +144,7 @@ void experts_backward(std::span<const ExpertWeights> experts, const int64_t* off
   // w * h, dg and du for the weight gradients of step 2. Under bf16 products they are kept only in bf16 (the
   // products' operands), with dy and x rounded once for both of their products; dg, du of a block are formed
   // in per-thread fp32 buffers first. The same bits as rounding in the products.
-  const bool bf16 = bf16_matmul_active();
+  const bool bf16 = bf16_operand_copies();
   float* hw = bf16 ? nullptr : scratch.floats(rows * f);
   float* dg = bf16 ? nullptr : scratch.floats(rows * f);
   float* du = bf16 ? nullptr : scratch.floats(rows * f);

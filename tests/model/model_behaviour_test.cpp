@@ -1,12 +1,16 @@
 // Model-level properties: causality (through the window, compressed entries and the indexer), packed documents
 // behave as separate sequences, finite-difference checks of every parameter tensor, arena reuse (no growth after
-// the first step), determinism, hash tables, gate-bias rule, and input validation.
+// the first step), determinism, hash tables, gate-bias rule, input validation, and bf16 operand copies.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "fixture_model.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "util/error.hpp"
 
 using namespace trex::model;
@@ -240,4 +244,34 @@ TEST(ModelInput, EdgeShapesRunAndStayFinite) {
     EXPECT_EQ(l.ce_count, 0) << "no pair stays inside one document";
     for (float g : L->model->grads()) ASSERT_TRUE(std::isfinite(g));
   }
+}
+
+// Under bf16 products the producers' bf16 operand copies (the logits' gradients, attention and shared-expert
+// inputs, the grouped experts' operands; nn::bf16_operand_copies) give exactly the step that rounding inside each
+// product gives: the loss and every gradient, bit for bit.
+TEST(ModelBf16, OperandCopiesGiveTheSameBitsAsRoundingInEachProduct) {
+  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16";
+  auto L = load_fixture_model();
+  auto step = [&] {
+    L->model->zero_grad();
+    const double loss = L->model->forward_backward(L->batch).total;
+    auto g = L->model->grads();
+    return std::make_pair(loss, std::vector<float>(g.begin(), g.end()));
+  };
+  const auto fp32 = step();
+  std::pair<double, std::vector<float>> with, without;
+  {
+    trex::nn::Bf16MatmulScope bf16;
+    struct Restore {
+      ~Restore() { trex::nn::set_bf16_operand_copies(true); }
+    } restore;
+    with = step();
+    trex::nn::set_bf16_operand_copies(false);
+    without = step();
+  }
+  EXPECT_NE(with.first, fp32.first) << "the bf16 scope changed nothing (test would be vacuous)";
+  EXPECT_EQ(with.first, without.first);
+  ASSERT_EQ(with.second.size(), without.second.size());
+  EXPECT_EQ(std::memcmp(with.second.data(), without.second.data(), with.second.size() * sizeof(float)), 0)
+      << "gradients differ with and without the bf16 operand copies";
 }
