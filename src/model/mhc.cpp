@@ -8,6 +8,7 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/gemm_bf16.hpp"
 
 namespace trex::model::detail {
 
@@ -22,17 +23,23 @@ void hc_mix_forward(Ctx& c, const float* X, int64_t N, int64_t fn, int nout, HcS
   s.raw = c.arena.floats(N * nout);
   s.rho = c.arena.floats(N);
   s.mix = c.arena.floats(N * nout);
-  nn::linear(X, c.p(fn), s.raw, N, nout, nd);
+  // Under bf16 operand copies the streams are rounded in the same pass as their RMS (X read once; the mix
+  // product and its weight gradient read the copy).
+  uint16_t* X16 = nn::bf16_operand_copies() ? c.arena.bf16s(N * nd) : nullptr;
+  s.X16 = X16;
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < N; ++t) {
     const float* x = X + t * nd;
     float ss = 0;
     #pragma omp simd reduction(+ : ss)
     for (int64_t i = 0; i < nd; ++i) ss += x[i] * x[i];
-    const float r = 1.0f / std::sqrt(ss / float(nd) + eps);
-    s.rho[t] = r;
-    for (int k = 0; k < nout; ++k) s.mix[t * nout + k] = s.raw[t * nout + k] * r;
+    s.rho[t] = 1.0f / std::sqrt(ss / float(nd) + eps);
+    if (X16) nn::round_to_bf16(x, X16 + t * nd, nd);
   }
+  nn::linear(X, c.p(fn), s.raw, N, nout, nd, false, X16);
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < N; ++t)
+    for (int k = 0; k < nout; ++k) s.mix[t * nout + k] = s.raw[t * nout + k] * s.rho[t];
 }
 
 void hc_mix_backward(Ctx& c, int64_t N, int64_t fn, int nout, const HcSaved& s, const float* dmix, float* dX) {
@@ -49,15 +56,24 @@ void hc_mix_backward(Ctx& c, int64_t N, int64_t fn, int nout, const HcSaved& s, 
     const float r = s.rho[t];
     coef[t] = -drho * r * r * r / float(nd);  // d rho / d x_i = -rho^3 x_i / nd
   }
-  nn::gemm(true, false, nout, nd, N, 1.0f, draw, nout, s.X, nd, 1.0f, c.g(fn), nd);  // dfn += drawᵀ X
+  const nn::GemmCall dfn{true, false, nout, nd, N, 1.0f, draw, nout, s.X, nd, 1.0f, c.g(fn), nd, nullptr, s.X16};
+  nn::gemm_batch({&dfn, 1});  // dfn += drawᵀ X
   // dX += draw fn + coef X, a block of rows at a time: the k = nout product is too thin to pay for a pass of
-  // its own over dX (n_hc x d floats per token), so each block's rows get both terms while in cache
+  // its own over dX (n_hc x d floats per token), so each block's rows get both terms while in cache. Each
+  // block's product packs all of fn: under bf16 operand copies it is rounded once here.
+  uint16_t* fn16 = nullptr;
+  if (s.X16) {
+    fn16 = c.arena.bf16s(nout * nd);
+    nn::round_to_bf16(c.p(fn), fn16, nout * nd);
+  }
   constexpr int64_t kRows = 64;
   const int64_t blocks = (N + kRows - 1) / kRows;
 #pragma omp parallel for schedule(static)
   for (int64_t blk = 0; blk < blocks; ++blk) {
     const int64_t t0 = blk * kRows, rows = std::min(kRows, N - t0);
-    nn::gemm(false, false, rows, nd, nout, 1.0f, draw + t0 * nout, nout, c.p(fn), nd, 1.0f, dX + t0 * nd, nd);
+    const nn::GemmCall part{false, false, rows, nd, nout, 1.0f, draw + t0 * nout, nout, c.p(fn), nd, 1.0f,
+                            dX + t0 * nd, nd, nullptr, fn16};
+    nn::gemm_batch({&part, 1});
     for (int64_t t = t0; t < t0 + rows; ++t) {
       const float* x = s.X + t * nd;
       float* dx = dX + t * nd;

@@ -75,6 +75,7 @@ struct BlockOff {
 // ---------------------------------------------------------------- saved activations
 struct HcSaved {  // hc mix (pre or head)
   const float* X = nullptr;  // [N, n, d] input streams
+  const uint16_t* X16 = nullptr;  // X rounded once under bf16 operand copies (the mix product and its dW), else null
   float *raw = nullptr, *rho = nullptr, *mix = nullptr;  // [N, nout], [N], [N, nout]
   float *pre = nullptr, *post = nullptr, *A = nullptr, *M = nullptr;  // [N,n], [N,n], [N,n*n], [N,n*n]
 };
