@@ -24,8 +24,10 @@
 namespace {
 
 // Register-only loops of 24 independent accumulators: the FP32 FMA and BF16 dot rates this core delivers right
-// now. On the shared machine a busy SMT sibling halves them (MACHINE.md, idle: 220 / 443 GFLOP/s per core), so
-// the GEMM rates are printed beside them.
+// now, printed with the CPU's family and model because the VM does not always land on the same hardware:
+// MACHINE.md's 220 / 443 GFLOP/s per core are a Zen 5 (family 26: two 512-bit FMA pipes, 64 FP32 FLOP/cycle);
+// on a Zen 4 host (family 25, model 17: AVX-512 on 256-bit pipes, 32 FP32 FLOP/cycle) the same loops measure
+// about half (≈ 115 / 235 at ≈ 3.5 GHz). The GEMM rates are printed beside them.
 #define TREX_R24(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
   X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23)
 #define TREX_DECL(i) __m512 a##i = _mm512_set1_ps(seed + float(i));
@@ -51,6 +53,20 @@ __attribute__((target("avx512f,avx512bf16"), noinline)) float dot_loop(long n, f
   __m512 s = _mm512_setzero_ps();
   TREX_R24(TREX_SUM)
   return _mm512_reduce_add_ps(s);
+}
+
+// "CPU family F model M" from /proc/cpuinfo (AMD: family 25 = Zen 3/4, 26 = Zen 5).
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, family = "?", model = "?";
+  while (std::getline(f, line) && (family == "?" || model == "?")) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), value = line.substr(colon + 2);
+    if (key == "cpu family") family = value;
+    if (key == "model") model = value;
+  }
+  return "CPU family " + family + " model " + model;
 }
 
 double thread_seconds() {
@@ -124,8 +140,9 @@ int main(int argc, char** argv) {
     double t2 = thread_seconds();
     (void)r1;
     (void)r2;
-    std::printf("this core now: FP32 FMA %.0f GFLOP/s, BF16 dot %.0f GFLOP/s (register-only loops; idle machine: 220 / 443)\n",
-                double(n) * 24 * 32 / (t1 - t0) * 1e-9, double(n) * 24 * 64 / (t2 - t1) * 1e-9);
+    std::printf("this core now: FP32 FMA %.0f GFLOP/s, BF16 dot %.0f GFLOP/s (register-only loops; %s; MACHINE.md's "
+                "Zen 5, family 26: 220 / 443)\n",
+                double(n) * 24 * 32 / (t1 - t0) * 1e-9, double(n) * 24 * 64 / (t2 - t1) * 1e-9, cpu_name().c_str());
   }
   if (peak_only) return 0;
   std::printf("%-38s %10s %10s %7s\n", "shape (m x n x k)", "fp32 GF/s", "bf16 GF/s", "ratio");
