@@ -45,36 +45,45 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return t;
 }
 
-// out[t] = q · k[t] for eight keys of n floats (n a multiple of 8): one vector accumulator per key, the eight
-// reduced together by a transposing tree (three shuffle levels, ≈ 2.6 operations a dot instead of a horizontal
-// sum each). Summation order: lanes pairwise (0+1, 2+3, ...), then pairs, then halves.
-inline Vec8 dot8(const float* q, const float* const* k, int64_t n) {
-  Vec8 a[8] = {};
-  for (int64_t j = 0; j < n; j += 8) {
-    const Vec8 qj = load8(q + j);
-    for (int t = 0; t < 8; ++t) a[t] += qj * load8(k[t] + j);
+// out[t] = dot(q, k[t], n) for four keys, n a multiple of 8, with the same bits as dot(): the same two accumulators
+// per key and the same lane order ((0+4)+(1+5))+((2+6)+(3+7)), but q is loaded once for the four keys and the
+// four lane reductions run together as shuffles (a horizontal sum each was most of a 64-float dot).
+inline void dot4(const float* q, const float* const* k, int64_t n, float* out) {
+  Vec8 s0[4] = {}, s1[4] = {};
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const Vec8 q0 = load8(q + j), q1 = load8(q + j + 8);
+    for (int t = 0; t < 4; ++t) {
+      s0[t] += q0 * load8(k[t] + j);
+      s1[t] += q1 * load8(k[t] + j + 8);
+    }
   }
+  if (j + 8 <= n) {
+    const Vec8 q0 = load8(q + j);
+    for (int t = 0; t < 4; ++t) s0[t] += q0 * load8(k[t] + j);
+  }
+  Vec8 v[4];
+  for (int t = 0; t < 4; ++t) v[t] = s0[t] + s1[t];
   typedef int Idx8 __attribute__((vector_size(32)));
-  const Idx8 even = {0, 8, 2, 10, 4, 12, 6, 14}, odd = {1, 9, 3, 11, 5, 13, 7, 15};
-  const Idx8 lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-  const Idx8 lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
-  Vec8 b[4], c[2];
-  for (int t = 0; t < 4; ++t)
-    b[t] = __builtin_shuffle(a[2 * t], a[2 * t + 1], even) + __builtin_shuffle(a[2 * t], a[2 * t + 1], odd);
-  for (int t = 0; t < 2; ++t)
-    c[t] = __builtin_shuffle(b[2 * t], b[2 * t + 1], lo2) + __builtin_shuffle(b[2 * t], b[2 * t + 1], hi2);
-  return __builtin_shuffle(c[0], c[1], lo4) + __builtin_shuffle(c[0], c[1], hi4);
+  const Idx8 lo = {0, 1, 2, 3, 8, 9, 10, 11}, hi = {4, 5, 6, 7, 12, 13, 14, 15};
+  const Idx8 even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  // lanes l + (l + 4) for two keys per vector, then pairs of those, then the two halves
+  const Vec8 u01 = __builtin_shuffle(v[0], v[1], lo) + __builtin_shuffle(v[0], v[1], hi);
+  const Vec8 u23 = __builtin_shuffle(v[2], v[3], lo) + __builtin_shuffle(v[2], v[3], hi);
+  const Vec8 w = __builtin_shuffle(u01, u23, even) + __builtin_shuffle(u01, u23, odd);
+  const Vec8 r = __builtin_shuffle(w, w, even) + __builtin_shuffle(w, w, odd);
+  for (int t = 0; t < 4; ++t) out[t] = r[t];
 }
 
-// out[e] = scale * (q · key(e)) for e in [0, count): blocks of eight keys through dot8 when n allows it.
+// out[e] = scale * dot(q, key(e), n) for e in [0, count): blocks of four keys through dot4 (the same bits).
 template <class Key>
 inline void dots(const float* q, Key key, int64_t count, int64_t n, float scale, float* out) {
   int64_t e = 0;
   if (n % 8 == 0)
-    for (; e + 8 <= count; e += 8) {
-      const float* k[8];
-      for (int t = 0; t < 8; ++t) k[t] = key(e + t);
-      store8(out + e, dot8(q, k, n) * scale);
+    for (; e + 4 <= count; e += 4) {
+      const float* k[4] = {key(e), key(e + 1), key(e + 2), key(e + 3)};
+      dot4(q, k, n, out + e);
+      for (int t = 0; t < 4; ++t) out[e + t] *= scale;
     }
   for (; e < count; ++e) out[e] = dot(q, key(e), n) * scale;
 }

@@ -143,8 +143,8 @@ struct Acts {
   int64_t first = 0, last = 0;  // layer range of the last forward
   bool training = false, backward_pending = false;
   float *X0 = nullptr, *h = nullptr, *hn = nullptr, *hn_rstd = nullptr, *logits = nullptr, *dlogits = nullptr;
-  // Under bf16 matrix products the logits' gradients are kept in bf16 only (the head's backward products read
-  // nothing else): dlogits / dml stay null, dlogits_bf16 / dml_bf16 hold them.
+  // Under bf16 operand copies (nn::bf16_operand_copies) the logits' gradients are kept in bf16 only (the head's
+  // backward products read nothing else): dlogits / dml stay null, dlogits_bf16 / dml_bf16 hold them.
   uint16_t* dlogits_bf16 = nullptr;
   std::vector<uint16_t*> dml_bf16;
   const float* Xout = nullptr;  // streams leaving layer last-1

@@ -53,7 +53,7 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   const int64_t f = cfg.moe_intermediate_size, fs = f * cfg.n_shared_experts;
   const float R = float(cfg.routed_scaling_factor), limit = float(cfg.swiglu_limit);
   s.x = x;
-  s.x16 = nullptr;  // set below when the shared expert reads x under bf16 products
+  s.x16 = nullptr;  // set below when the shared expert reads x under bf16 operand copies
   s.s = c.arena.floats(N * E);
   s.a = c.arena.floats(N * E);
   s.w = c.arena.floats(N * k);
