@@ -362,12 +362,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   const float eps = float(cfg.rms_norm_eps);
   const nn::RopeTable& rope = b.ratio == 0 ? c.rope_a : c.rope_b;
   s.xa = xa;
-  s.xa16 = nullptr;
-  if (nn::bf16_operand_copies()) {
-    uint16_t* xa16 = c.arena.bf16s(N * d);
-    nn::round_to_bf16(xa, xa16, N * d);
-    s.xa16 = xa16;
-  }
+  s.xa16 = nn::bf16_operand_copies() ? bf16_copy(c, xa, N * d) : nullptr;
   // query path
   s.cq_raw = c.arena.floats(N * qr);
   s.cq_rstd = c.arena.floats(N);

@@ -61,11 +61,7 @@ void hc_mix_backward(Ctx& c, int64_t N, int64_t fn, int nout, const HcSaved& s, 
   // dX += draw fn + coef X, a block of rows at a time: the k = nout product is too thin to pay for a pass of
   // its own over dX (n_hc x d floats per token), so each block's rows get both terms while in cache. Each
   // block's product packs all of fn: under bf16 operand copies it is rounded once here.
-  uint16_t* fn16 = nullptr;
-  if (s.X16) {
-    fn16 = c.arena.bf16s(nout * nd);
-    nn::round_to_bf16(c.p(fn), fn16, nout * nd);
-  }
+  const uint16_t* fn16 = s.X16 ? bf16_copy(c, c.p(fn), nout * nd) : nullptr;
   constexpr int64_t kRows = 64;
   const int64_t blocks = (N + kRows - 1) / kRows;
 #pragma omp parallel for schedule(static)

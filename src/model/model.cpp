@@ -11,6 +11,7 @@
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "nn/parallel_chunks.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
@@ -259,25 +260,17 @@ void Model::init(uint64_t seed) {
   zero_grad();
 }
 
-namespace {
-// fn(first, last) over 64K-float chunks of the gradient buffer, split over the threads: a pass over every
-// gradient (84 MB at the bench preset) on one core would leave the other waiting
-template <class Fn>
-void for_grad_chunks(std::span<float> g, Fn fn) {
-  constexpr int64_t kChunk = int64_t(1) << 16;
-  const int64_t n = int64_t(g.size()), chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) fn(g.data() + c * kChunk, g.data() + std::min(n, (c + 1) * kChunk));
-}
-}  // namespace
-
+// Both over all threads (nn::for_chunks): a pass over every gradient (84 MB at the bench preset) on one core would
+// leave the other waiting.
 void Model::zero_grad() {
-  for_grad_chunks(store_.grads(), [](float* b, float* e) { std::fill(b, e, 0.0f); });
+  auto g = store_.grads();
+  nn::for_chunks(g.data(), int64_t(g.size()), [](float* b, float* e) { std::fill(b, e, 0.0f); });
 }
 
 void Model::scale_grads(float s) {
-  for_grad_chunks(store_.grads(), [s](float* b, float* e) {
-    for (float* g = b; g < e; ++g) *g *= s;
+  auto g = store_.grads();
+  nn::for_chunks(g.data(), int64_t(g.size()), [s](float* b, float* e) {
+    for (float* x = b; x < e; ++x) *x *= s;
   });
 }
 

@@ -10,6 +10,7 @@
 #include "model/params.hpp"
 #include "model/process_group.hpp"
 #include "nn/arena.hpp"
+#include "nn/gemm_bf16.hpp"
 #include "nn/ops.hpp"
 
 namespace trex::model::detail {
@@ -27,6 +28,14 @@ struct Ctx {
   const float* p(int64_t off) const { return P + off; }
   float* g(int64_t off) const { return Gr + off; }
 };
+
+// n floats rounded to bf16 into the arena (nn::round_to_bf16): an operand copy that several bf16 products read in
+// place (GemmCall::a_bf16 / b_bf16); callers make one only while nn::bf16_operand_copies().
+inline const uint16_t* bf16_copy(Ctx& c, const float* x, int64_t n) {
+  uint16_t* out = c.arena.bf16s(n);
+  nn::round_to_bf16(x, out, n);
+  return out;
+}
 
 // ---------------------------------------------------------------- geometry of a packed batch
 struct Entries {  // compressed-entry grid for one ratio m (restarting at every document, §16.1)

@@ -122,11 +122,7 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
     s.sg = c.arena.floats(N * fs);
     s.su = c.arena.floats(N * fs);
     s.sh = c.arena.floats(N * fs);
-    if (nn::bf16_operand_copies()) {
-      uint16_t* x16 = c.arena.bf16s(N * d);
-      nn::round_to_bf16(x, x16, N * d);
-      s.x16 = x16;
-    }
+    if (nn::bf16_operand_copies()) s.x16 = bf16_copy(c, x, N * d);
     nn::linear(x, c.p(b.sw1), s.sg, N, fs, d, false, s.x16);
     c.pg.progress();
     nn::linear(x, c.p(b.sw3), s.su, N, fs, d, false, s.x16);

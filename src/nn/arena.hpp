@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <vector>
+
+#include "nn/parallel_chunks.hpp"
 
 namespace trex::nn {
 
@@ -23,9 +24,7 @@ class Arena {
   // threads: a memset on one core left the others waiting (serialised inside an enclosing parallel region).
   float* zeros(int64_t n) {
     float* p = floats(n);
-    constexpr int64_t kChunk = int64_t(1) << 16;
-#pragma omp parallel for schedule(static) if (n >= 8 * kChunk)
-    for (int64_t c = 0; c < n; c += kChunk) std::memset(p + c, 0, size_t(std::min(kChunk, n - c)) * sizeof(float));
+    for_chunks(p, n, [](float* b, float* e) { std::fill(b, e, 0.0f); }, /*min_chunks=*/8);
     return p;
   }
   int32_t* ints(int64_t n) { return static_cast<int32_t*>(raw(size_t(n) * sizeof(int32_t))); }
@@ -43,7 +42,6 @@ class Arena {
     }
     if (cur_ == chunks_.size()) {
       chunks_.push_back(Chunk{alloc(std::max(bytes, kMinChunk)), std::max(bytes, kMinChunk)});
-      reserved_ += chunks_.back().size;
       used_ = 0;
       if (sized_) ++regrowths_;
     }
@@ -74,7 +72,11 @@ class Arena {
     total_ = 0;
   }
   size_t high_water_bytes() const { return high_water_; }  // the most bytes live at once
-  size_t reserved_bytes() const { return reserved_; }       // the chunks' total
+  size_t reserved_bytes() const {  // the chunks' total
+    size_t n = 0;
+    for (const Chunk& c : chunks_) n += c.size;
+    return n;
+  }
   int64_t regrowths() const { return regrowths_; }          // chunks added by steps after the first
 
  private:
@@ -90,7 +92,7 @@ class Arena {
   }
   static constexpr size_t kMinChunk = size_t(64) << 20;  // large enough that unused tails stay a small share
   std::vector<Chunk> chunks_;
-  size_t cur_ = 0, used_ = 0, total_ = 0, high_water_ = 0, reserved_ = 0;
+  size_t cur_ = 0, used_ = 0, total_ = 0, high_water_ = 0;
   bool sized_ = false;  // a step has run since the first chunk: new chunks from now on are regrowths
   int64_t regrowths_ = 0;
 };

@@ -284,6 +284,9 @@ void gemm_bf16(const GemmCall& g) {
   // Each C element sums its k blocks in the same order whatever the column block: results depend on k only.
   const bool a_in_place = g.a_bf16 && !g.trans_a && g.lda % 2 == 0 && g.k % 2 == 0 &&
                           reinterpret_cast<uintptr_t>(g.a_bf16) % 4 == 0;
+  // f(storage of A / B): the bf16 copy when given, else the fp32 operand (the packers take either)
+  auto with_a = [&](auto f) { g.a_bf16 ? f(g.a_bf16) : f(g.a); };
+  auto with_b = [&](auto f) { g.b_bf16 ? f(g.b_bf16) : f(g.b); };
   for (int64_t jc = 0; jc < g.n; jc += kNC) {
     const int64_t nc = std::min(kNC, g.n - jc), n_panels = (nc + kNR - 1) / kNR;
     for (int64_t pc = 0; pc < g.k; pc += kKC) {
@@ -291,16 +294,12 @@ void gemm_bf16(const GemmCall& g) {
       if (g.trans_b) {
         for (int64_t jp = 0; jp < n_panels; ++jp) {
           const int64_t j0 = jc + jp * kNR, lanes = std::min(kNR, g.n - j0);
-          uint32_t* out = buf.b.data() + jp * kNR * kp;
-          if (g.b_bf16)
-            pack_k_contiguous_panel(g.b_bf16 + j0 * g.ldb + pc, g.ldb, lanes, kNR, kc, out);
-          else
-            pack_k_contiguous_panel(g.b + j0 * g.ldb + pc, g.ldb, lanes, kNR, kc, out);
+          with_b([&](auto* b) {
+            pack_k_contiguous_panel(b + j0 * g.ldb + pc, g.ldb, lanes, kNR, kc, buf.b.data() + jp * kNR * kp);
+          });
         }
-      } else if (g.b_bf16) {
-        pack_k_rows(g.b_bf16 + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data());
       } else {
-        pack_k_rows(g.b + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data());
+        with_b([&](auto* b) { pack_k_rows(b + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data()); });
       }
       const float beta_c = pc == 0 ? g.beta : 1.0f;
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
@@ -309,17 +308,12 @@ void gemm_bf16(const GemmCall& g) {
         // A with k contiguous becomes rows of pairs (a conversion, no transpose); a transposed A, whose k rows
         // are contiguous along m, is packed into panels (two rows interleaved). Padding rows are zero.
         if (g.trans_a) {
-          if (g.a_bf16)
-            pack_k_rows(g.a_bf16 + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data());
-          else
-            pack_k_rows(g.a + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data());
+          with_a([&](auto* a) { pack_k_rows(a + pc * g.lda + ic, g.lda, mc, kMR, m_panels, kc, buf.a.data()); });
         } else {
           const int64_t first = a_in_place ? full_panels * kMR : 0;  // rows [first, mc) go through the buffer
-          uint32_t* out = buf.a.data() + first * kp;
-          if (g.a_bf16)
-            convert_rows(g.a_bf16 + (ic + first) * g.lda + pc, g.lda, mc - first, kc, out);
-          else
-            convert_rows(g.a + (ic + first) * g.lda + pc, g.lda, mc - first, kc, out);
+          with_a([&](auto* a) {
+            convert_rows(a + (ic + first) * g.lda + pc, g.lda, mc - first, kc, buf.a.data() + first * kp);
+          });
           std::fill(buf.a.data() + mc * kp, buf.a.data() + m_panels * kMR * kp, 0u);
         }
         for (int64_t jp = 0; jp < n_panels; ++jp) {

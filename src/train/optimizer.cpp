@@ -66,6 +66,12 @@ Optimizer::Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, Optim
   b_.assign(std::size_t(biggest_side * biggest_side), 0.0f);
 }
 
+std::span<float> Optimizer::moment(std::size_t i, int which) {
+  const int64_t at = which == 0 ? m_off_[i] : v_off_[i];
+  if (at < 0) return {};
+  return std::span<float>(which == 0 ? m_ : v_).subspan(size_t(at), size_t(tensors_[i].numel));
+}
+
 void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr, float grad_scale) {
   ++t_;
   for (std::size_t i = 0; i < tensors_.size(); ++i) {

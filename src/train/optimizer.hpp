@@ -55,12 +55,14 @@ class Optimizer {
   bool is_muon(std::size_t tensor_index) const { return muon_[tensor_index]; }
 
   // State for exact resume: first/second moments (AdamW) and momentum (Muon) share `m`; `v` is AdamW only.
-  // Compact buffers: tensor i's state starts at m_offset(i) / v_offset(i), -1 where it keeps none. (Checkpoints
-  // keep the flat-buffer layout with zeros there: train/sharded_optimizer.hpp lays the state out.)
+  // Compact buffers: moment(i, 0) / moment(i, 1) is tensor i's slice of m / v, empty where it keeps none.
+  // (Checkpoints keep the flat-buffer layout with zeros there: train/sharded_optimizer.hpp lays the state out.)
   std::span<float> state_m() { return m_; }
   std::span<float> state_v() { return v_; }
-  int64_t m_offset(std::size_t tensor_index) const { return m_off_[tensor_index]; }
-  int64_t v_offset(std::size_t tensor_index) const { return v_off_[tensor_index]; }
+  std::span<float> moment(std::size_t tensor_index, int which);
+  std::span<const float> moment(std::size_t tensor_index, int which) const {
+    return const_cast<Optimizer*>(this)->moment(tensor_index, which);
+  }
   void set_steps(int64_t t) { t_ = t; }
 
  private:

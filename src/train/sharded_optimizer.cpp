@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -99,15 +100,13 @@ void ShardedOptimizer::load_state(const std::filesystem::path& dir, const model:
       throw Error(fmt::format("{}: optimizer tensor '{}' has {} bytes, the model needs {} (different model?)",
                               f.source(), name, view.bytes.size(), want));
     const std::byte* src = view.bytes.data();
-    const bool is_m = name[0] == 'm';
+    const int which = name[0] == 'm' ? 0 : 1;
     for (Part& p : parts_) {
-      std::span<float> dst = is_m ? p.opt->state_m() : p.opt->state_v();
       const auto& ts = p.opt->tensors();
       for (size_t i = 0; i < ts.size(); ++i) {
-        const int64_t at = is_m ? p.opt->m_offset(i) : p.opt->v_offset(i);
-        if (at < 0) continue;  // keeps no such state
+        const std::span<float> dst = p.opt->moment(i, which);  // empty: keeps no such state
         const int64_t canon = store.info(ts[i].name).canonical_offset;
-        std::memcpy(dst.data() + at, src + canon * int64_t(sizeof(float)), size_t(ts[i].numel) * sizeof(float));
+        if (!dst.empty()) std::memcpy(dst.data(), src + canon * int64_t(sizeof(float)), dst.size_bytes());
       }
     }
   }
@@ -149,14 +148,12 @@ ShardedOptimizer::Canonical ShardedOptimizer::gather_canonical(const model::Para
   if (!world_ && !store.sharded()) {  // one process: the store is canonical; only the moments are laid out
     out.m.assign(size_t(store.canonical_numel()), 0.0f);
     out.v.assign(out.m.size(), 0.0f);
-    for (const Part& p : parts_) {
-      auto m = p.opt->state_m(), v = p.opt->state_v();
-      for (const auto& o : p.owned) {
-        const int64_t mo = p.opt->m_offset(o.tensor), vo = p.opt->v_offset(o.tensor);
-        if (mo >= 0) std::copy_n(m.begin() + mo, o.numel, out.m.begin() + o.canonical);
-        if (vo >= 0) std::copy_n(v.begin() + vo, o.numel, out.v.begin() + o.canonical);
-      }
-    }
+    for (const Part& p : parts_)
+      for (const auto& o : p.owned)
+        for (int which : {0, 1}) {
+          const auto state = std::as_const(*p.opt).moment(o.tensor, which);
+          std::copy(state.begin(), state.end(), (which == 0 ? out.m : out.v).begin() + o.canonical);
+        }
     return out;
   }
   // Each rank sends the tensors of its shards (every tensor has exactly one such owner): canonical index,
@@ -165,18 +162,18 @@ ShardedOptimizer::Canonical ShardedOptimizer::gather_canonical(const model::Para
   std::vector<int64_t> index, int_index, ints;
   std::vector<float> floats;
   auto params = store.params();
-  for (const Part& p : parts_) {
-    auto m = p.opt->state_m(), v = p.opt->state_v();
+  for (const Part& p : parts_)
     for (const auto& o : p.owned) {
       index.push_back(o.canonical_index);
       floats.insert(floats.end(), params.begin() + o.local, params.begin() + o.local + o.numel);
-      for (const auto& [state, at] : {std::pair{m, p.opt->m_offset(o.tensor)}, std::pair{v, p.opt->v_offset(o.tensor)}})
-        if (at >= 0)
-          floats.insert(floats.end(), state.begin() + at, state.begin() + at + o.numel);
-        else
+      for (int which : {0, 1}) {
+        const auto state = std::as_const(*p.opt).moment(o.tensor, which);
+        if (state.empty())
           floats.insert(floats.end(), size_t(o.numel), 0.0f);
+        else
+          floats.insert(floats.end(), state.begin(), state.end());
+      }
     }
-  }
   for (const auto& p : store.int_table()) {
     int_index.push_back(p.canonical_index);
     ints.insert(ints.end(), store.int_params().begin() + p.offset, store.int_params().begin() + p.offset + p.numel);
