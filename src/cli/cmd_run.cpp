@@ -20,9 +20,13 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   sub.add_option("--seq-len", o->seq_len, "CPT sequence length");
   sub.add_option("--sft-seq-len", o->sft_seq_len, "SFT packed sequence length");
   sub.add_option("--micro-batch", o->micro_batch, "Sequences per step");
-  sub.add_option("--max-new-tokens", o->max_new_tokens, "Generation length per test item");
-  sub.add_option("--sliding-window", o->sliding_window, "Attention window of the base model (default 256)")
+  sub.add_option("--max-new-tokens", o->max_new_tokens, "Generation length per test item (default 512 for code answers, 1024 for lp)");
+  sub.add_option("--sliding-window", o->sliding_window, "Attention window of the base model (default 256 for code answers, 1024 for lp)")
       ->check(CLI::PositiveNumber);
+  sub.add_option("--answer-style", o->answer_style,
+                 "What the model learns to answer: lp (an LP-file block) or code (a gurobipy program reading data.json)")
+      ->check(CLI::IsMember({"lp", "code"}))
+      ->capture_default_str();
   sub.add_flag("--quick", o->quick, "A shortened run (minutes): tiny data, a few steps");
   return [o, out] {
     o->out = *out;

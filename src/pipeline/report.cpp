@@ -116,10 +116,15 @@ void write_report(const ReportInputs& in) {
   }
   std::stable_partition(buckets.begin(), buckets.end(), [](const std::string& b) { return b != "all"; });
   md += "## Pass@1 on the held-out synthetic test set\n\n";
-  md += "Success = the model's answer, a gurobipy-style program reading the item's data.json, run sandboxed through "
-        "trex's gurobipy-compatible layer (CBC), prints an optimal value within 1e-6 of the gold objective (the "
-        "report's rule, B4O-Feasible's protocol). Test items come from a different seed stream than the training "
-        "data.\n\n";
+  if (in.answer_style == "lp")
+    md += "Success = the model's answer, an LP-file block (trex's native `lp` answer style), is read by trex's LP "
+          "reader and solved by CBC to an optimal value within 1e-6 of the gold objective (the report's rule). Test "
+          "items come from a different seed stream than the training data.\n\n";
+  else
+    md += "Success = the model's answer, a gurobipy-style program reading the item's data.json, run sandboxed "
+          "through trex's gurobipy-compatible layer (CBC), prints an optimal value within 1e-6 of the gold objective "
+          "(the report's rule, B4O-Feasible's protocol). Test items come from a different seed stream than the "
+          "training data.\n\n";
   std::string head = "| route |", sep = "|---|";
   for (auto& b : buckets) {
     head += " " + b + " |";

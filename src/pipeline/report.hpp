@@ -25,6 +25,7 @@ struct ReportInputs {
   std::filesystem::path run_json;       // stage records
   std::vector<RouteResults> routes;
   std::string preset;
+  std::string answer_style = "code";  // "code" or "lp" (RunOptions::answer_style)
 };
 
 struct BucketScore {

@@ -36,19 +36,40 @@ struct Plan {
   // 2,048 two or three share a sequence (11% padding, none cut), so a step sees several times more answers.
   int sft_seq_len = 2048;
   double cpt_lr = 1e-3, sft_lr = 5e-4;  // short runs of a tiny model: higher than the trainer's 3e-4 default
+  // The answer style: the synth task of the held-out items and of the SFT set, synth's task mix (the test
+  // task four times as often as each other one), and trex eval's --style.
+  std::string task = "lp_structure", task_mix, eval_style = "lp";
 };
 
 Plan make_plan(const RunOptions& o) {
   Plan p{};
+  auto size = [&p](int synth, int test, int vocab, int cpt, int sft, int seq, int micro_batch, int new_tokens) {
+    p.synth_count = synth, p.test_count = test, p.vocab = vocab, p.cpt_steps = cpt, p.sft_steps = sft;
+    p.seq_len = seq, p.micro_batch = micro_batch, p.max_new_tokens = new_tokens;
+  };
   if (o.quick) {
-    p = {60, 4, 1024, 2, 2, 512, 1, 6};
+    size(60, 4, 1024, 2, 2, 512, 1, 6);
     p.sft_seq_len = 1024;
   } else {
     // Sized for ~budget minutes on 2 cores: data and tokenizer take about a minute, generation (512 new tokens
     // at most per held-out item, batched incremental decoding) and eval two or three, training the rest.
     double scale = std::max(0.2, o.budget_minutes / 25.0);
-    p = {int(2000 * scale), 24, 4096, int(300 * scale), int(200 * scale), 1024, 1, 512};
+    size(int(2000 * scale), 24, 4096, int(300 * scale), int(200 * scale), 1024, 1, 512);
   }
+  if (o.answer_style == "code") {
+    p.task = "code_only";
+    p.eval_style = "report";
+  } else if (o.answer_style == "lp") {
+    // An LP answer copies (or computes) every number from the statement, so the whole prompt stays in view
+    // while it is written; its answers run to ~670 tokens at the 90th percentile (up to ~1,100).
+    p.sliding_window = 1024;
+    if (!o.quick) p.max_new_tokens = 1024;
+  } else {
+    throw Error("trex run: unknown --answer-style '" + o.answer_style + "' (expected lp or code)");
+  }
+  p.task_mix = "task=" + p.task + ":4";
+  for (const char* t : {"full_model", "code_only", "lp_structure", "repair"})
+    if (p.task != t) p.task_mix += std::string(",") + t + ":1";
   if (o.synth_count > 0) p.synth_count = o.synth_count;
   if (o.test_count > 0) p.test_count = o.test_count;
   if (o.cpt_steps > 0) p.cpt_steps = o.cpt_steps;
@@ -61,17 +82,16 @@ Plan make_plan(const RunOptions& o) {
   return p;
 }
 
-// The SFT set the tiny model learns: the held-out items' answer style, a gurobipy program reading data.json
-// (task code_only, B4O-Feasible's protocol). Its code depends on the family and variant, not on the numbers,
-// which a tiny model cannot copy reliably into an LP file.
-void select_code_sft(const fs::path& in, const fs::path& out) {
+// The SFT set the tiny model learns: the conversations of the held-out items' task (lp_structure: an LP-file
+// block; code_only: a gurobipy program reading data.json, B4O-Feasible's protocol).
+void select_sft(const fs::path& in, const fs::path& out, const std::string& task) {
   JsonlReader r(in);
   JsonlWriter w(out);
   while (auto j = r.next()) {
     const Json& md = (*j)["metadata"];
-    if (md.is_object() && md.value("task", "") == "code_only") w.write(Json{{"messages", (*j)["messages"]}});
+    if (md.is_object() && md.value("task", "") == task) w.write(Json{{"messages", (*j)["messages"]}});
   }
-  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no code_only samples to train SFT on");
+  if (w.count() == 0) throw Error(SourceLocation{in.string()}, "no " + task + " samples to train SFT on");
   w.commit();
 }
 
@@ -108,6 +128,17 @@ fs::path latest_checkpoint(const fs::path& train_out) {
   return train_out / name;
 }
 
+// A run folder keeps its base model: a rerun asking for another window would otherwise reuse it silently.
+// Checked before any stage runs, so a refused rerun leaves the folder as it was.
+void check_base_window(const fs::path& base, int window) {
+  if (!fs::exists(base / "config.json")) return;
+  if (int w = model::ModelConfig::from_hf_json(base / "config.json").sliding_window; w != window)
+    throw Error(SourceLocation{(base / "config.json").string()},
+                fmt::format("this run folder's base model has sliding_window {}, the plan asks for {}; use another "
+                            "--out (or --sliding-window {})",
+                            w, window, w));
+}
+
 }  // namespace
 
 fs::path run_pipeline(const RunOptions& o) {
@@ -120,21 +151,40 @@ fs::path run_pipeline(const RunOptions& o) {
   std::string seed = std::to_string(o.seed);
   Json stages = Json::array();
   auto record = [&](const StageRecord& r) { stages.push_back(r.json); };
-  auto glue = [&](const std::string& name, const std::vector<fs::path>& outputs, const std::function<void()>& fn) {
+  // A glue step (in-process work between stages) is skipped when its outputs exist and its inputs are those
+  // it last ran on (stages/<name>.json keeps their fingerprint), so a new test set or SFT selection is never
+  // paired with an earlier run's prompts or responses.
+  auto glue = [&](const std::string& name, const std::vector<fs::path>& inputs, const std::vector<fs::path>& outputs,
+                  const std::function<void()>& fn) {
+    fs::path record_file = out / "stages" / (name + ".json");
+    std::string key = StageRunner::fingerprint(inputs);
     bool done = std::all_of(outputs.begin(), outputs.end(), [](const fs::path& f) { return fs::exists(f); });
+    if (done && !inputs.empty()) {
+      try {
+        done = fs::exists(record_file) && parse_json_file(record_file).value("key", "") == key;
+      } catch (const Error&) {
+        done = false;  // a damaged record: run the step again
+      }
+    }
     auto g0 = std::chrono::steady_clock::now();
     if (!done) fn();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
     Json j = {{"name", name}, {"status", "done"}, {"skipped", done}, {"seconds", s}, {"outputs", Json::array()}};
     for (auto& f : outputs) j["outputs"].push_back(f.string());
+    if (!done && !inputs.empty()) {
+      fs::create_directories(record_file.parent_path());
+      write_file_atomic(record_file, Json{{"name", name}, {"key", key}}.dump(2) + "\n");
+    }
     stages.push_back(j);
   };
 
+  fs::path base = out / "ckpt-base";
+  check_base_window(base, p.sliding_window);
   fs::path data = out / "data";
   record(runner.run({"synth",
                      {"synth", "--count", std::to_string(p.synth_count), "--seed", seed, "--out", data.string(),
-                      "--test-count", std::to_string(p.test_count), "--test-task", "code_only", "--mix",
-                      "difficulty=small:1,medium:1", "--mix", "task=code_only:4,full_model:1,lp_structure:1,repair:1",
+                      "--test-count", std::to_string(p.test_count), "--test-task", p.task, "--mix",
+                      "difficulty=small:1,medium:1", "--mix", p.task_mix,
                       "--no-progress"},
                      {},
                      {data / "sft.jsonl", data / "cpt.jsonl", data / "test.jsonl", data / "manifest.json"},
@@ -145,8 +195,8 @@ fs::path run_pipeline(const RunOptions& o) {
                       std::to_string(p.vocab)},
                      {data / "cpt.jsonl"},
                      {tok}}));
-  fs::path sft_code = data / "sft_code.jsonl";
-  glue("select-sft", {sft_code}, [&] { select_code_sft(data / "sft.jsonl", sft_code); });
+  fs::path sft_task = data / ("sft_" + p.task + ".jsonl");
+  glue("select-sft", {data / "sft.jsonl"}, {sft_task}, [&] { select_sft(data / "sft.jsonl", sft_task, p.task); });
   record(runner.run({"pack-cpt",
                      {"data", "pack", "--mode", "cpt", "-t", tok.string(), "-i", (data / "cpt.jsonl").string(), "-o",
                       (out / "packed" / "cpt").string(), "--seed", seed},
@@ -154,16 +204,16 @@ fs::path run_pipeline(const RunOptions& o) {
                      {out / "packed" / "cpt"},
                      o.seed}));
   record(runner.run({"pack-sft",
-                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_code.string(), "-o",
+                     {"data", "pack", "--mode", "sft", "-t", tok.string(), "-i", sft_task.string(), "-o",
                       (out / "packed" / "sft").string(), "--seq-len", std::to_string(p.sft_seq_len), "--truncate", "right",
                       "--seed", seed},
-                     {tok, sft_code},
+                     {tok, sft_task},
                      {out / "packed" / "sft"},
                      o.seed}));
 
-  // The base model: the preset with the trained tokenizer's vocabulary, randomly initialised once.
-  fs::path base = out / "ckpt-base";
-  glue("init-base", {base / "config.json"}, [&] {
+  // The base model: the preset with the trained tokenizer's vocabulary, randomly initialised once. It is the
+  // run folder's identity (no inputs: kept across reruns; the window check below refuses a mismatch).
+  glue("init-base", {}, {base / "config.json"}, [&] {
     model::ModelConfig cfg = model::ModelConfig::preset(o.preset);
     cfg.vocab_size = int64_t(text::Tokenizer::load(tok).vocab_size());
     cfg.sliding_window = p.sliding_window;
@@ -173,13 +223,6 @@ fs::path run_pipeline(const RunOptions& o) {
     fs::create_directories(base);
     model::save_weights(base, m.store(), cfg);
   });
-  // A run folder keeps its base model: a rerun asking for another window would otherwise reuse it silently.
-  if (int w = model::ModelConfig::from_hf_json(base / "config.json").sliding_window; w != p.sliding_window)
-    throw Error(SourceLocation{(base / "config.json").string()},
-                fmt::format("this run folder's base model has sliding_window {}, the plan asks for {}; use another "
-                            "--out (or --sliding-window {})",
-                            w, p.sliding_window, w));
-
   auto train = [&](const std::string& name, const std::string& mode, const fs::path& init, const fs::path& packed,
                    int steps, const fs::path& dir) {
     std::vector<std::string> args = {"train", "--mode", mode, "--init", init.string(), "--data", packed.string(),
@@ -188,7 +231,7 @@ fs::path run_pipeline(const RunOptions& o) {
                                      std::to_string(mode == "cpt" ? p.seq_len : p.sft_seq_len), "--save-every", "0", "--keep", "1", "--quiet",
                                      "--lr", std::to_string(mode == "cpt" ? p.cpt_lr : p.sft_lr)};
     if (mode == "sft") args.push_back("--freeze-router");
-    record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed}));
+    record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed, dir}));
   };
   fs::path ck_cpt = out / "train" / "cpt", ck_cpt_sft = out / "train" / "cpt_sft", ck_sft = out / "train" / "sft_only";
   train("train-cpt", "cpt", base, out / "packed" / "cpt", p.cpt_steps, ck_cpt);
@@ -197,7 +240,7 @@ fs::path run_pipeline(const RunOptions& o) {
 
   fs::path prompts = out / "eval" / "prompts.jsonl";
   fs::create_directories(out / "eval");
-  glue("prompts", {prompts}, [&] { write_prompts(data / "test.jsonl", prompts); });
+  glue("prompts", {data / "test.jsonl"}, {prompts}, [&] { write_prompts(data / "test.jsonl", prompts); });
 
   struct Route {
     std::string key, label;
@@ -214,6 +257,7 @@ fs::path run_pipeline(const RunOptions& o) {
   rin.manifest_json = data / "manifest.json";
   rin.run_json = out / "run.json";
   rin.preset = o.preset;
+  rin.answer_style = o.answer_style;
   for (const auto& r : routes) {
     fs::path gen = out / "eval" / (r.key + ".generated.jsonl");
     record(runner.run({"generate-" + r.key,
@@ -223,11 +267,11 @@ fs::path run_pipeline(const RunOptions& o) {
                        {r.ckpt, prompts, tok},
                        {gen}}));
     fs::path responses = out / "eval" / (r.key + ".responses.jsonl");
-    glue("responses-" + r.key, {responses}, [&] { to_responses(gen, responses); });
+    glue("responses-" + r.key, {gen}, {responses}, [&] { to_responses(gen, responses); });
     fs::path eval_dir = out / "eval" / r.key;
     record(runner.run({"eval-" + r.key,
                        {"eval", "--responses", responses.string(), "--benchmarks", (data / "test.jsonl").string(),
-                        "--style", "report", "--out", eval_dir.string(), "--concurrency", "2", "--json"},
+                        "--style", p.eval_style, "--out", eval_dir.string(), "--concurrency", "2", "--json"},
                        {responses, data / "test.jsonl"},
                        {eval_dir / "summary.json"}}));
     rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics});
@@ -240,7 +284,7 @@ fs::path run_pipeline(const RunOptions& o) {
                {{"synth_count", p.synth_count}, {"test_count", p.test_count}, {"vocab", p.vocab},
                 {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len}, {"sft_seq_len", p.sft_seq_len},
                 {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}, {"sliding_window", p.sliding_window}, {"cpt_lr", p.cpt_lr},
-                {"sft_lr", p.sft_lr}}},
+                {"sft_lr", p.sft_lr}, {"answer_style", o.answer_style}}},
               {"stages", stages},
               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   write_file_atomic(out / "run.json", run.dump(2) + "\n");

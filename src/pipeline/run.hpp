@@ -18,6 +18,9 @@ struct RunOptions {
   int seq_len = 0, sft_seq_len = 0, micro_batch = 0;
   int max_new_tokens = 0;
   int sliding_window = 0;  // the base model's attention window (0 = the plan's)
+  // What the tiny model learns to answer and the evaluator scores: "lp" (an LP-file block, solved by trex's
+  // reader and CBC) or "code" (a gurobipy program reading the item's data.json, run through the layer).
+  std::string answer_style = "code";
   std::filesystem::path trex_bin;  // default: this executable
   bool quick = false;              // a shortened run (tests): tiny data, a few steps
 };

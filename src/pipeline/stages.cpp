@@ -65,6 +65,12 @@ StageRecord StageRunner::run(const Stage& st) {
     }
   }
 
+  if (!st.fresh_dir.empty()) {
+    fs::path rel = fs::absolute(st.fresh_dir).lexically_normal().lexically_relative(fs::absolute(dir_).lexically_normal());
+    if (rel.empty() || rel == "." || *rel.begin() == "..")
+      throw Error("stage " + st.name + ": refusing to empty " + st.fresh_dir.string() + ", which is outside the run folder");
+    fs::remove_all(st.fresh_dir);
+  }
   log::info("stage {:<12} running: trex {}", st.name, command);
   auto t0 = std::chrono::steady_clock::now();
   int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

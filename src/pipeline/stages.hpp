@@ -17,6 +17,9 @@ struct Stage {
   std::vector<std::filesystem::path> inputs;  // files/folders whose content the stage depends on
   std::vector<std::filesystem::path> outputs; // files/folders the stage must leave behind
   uint64_t seed = 0;
+  // The stage's own folder, emptied before it runs (a trainer refuses a folder that holds a checkpoint, and
+  // a changed input must not meet an earlier run's files). Must lie inside the run folder.
+  std::filesystem::path fresh_dir = {};
 };
 
 struct StageRecord {

@@ -96,3 +96,75 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
       << third;
   fs::remove_all(dir);
 }
+
+// `--answer-style lp`: the held-out items and the SFT set are lp_structure conversations (LP-file answers),
+// the evaluator reads and solves LP blocks, and the report says so. Switching the style in the same folder
+// redoes the data and never pairs the new test set with the old prompts.
+TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
+  fs::path dir = fs::temp_directory_path() / ("trex_run_lp_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path out = dir / "run";
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "lp"}, dir / "lp.log"), 0)
+      << trex::read_file(dir / "lp.log");
+  trex::Json run = trex::parse_json_file(out / "run.json");
+  EXPECT_EQ(run["plan"]["answer_style"], "lp");
+  std::string synth_cmd, eval_cmd;
+  for (const auto& s : run["stages"]) {
+    if (s["name"] == "synth") synth_cmd = s["command"];
+    if (s["name"] == "eval-cpt_sft") eval_cmd = s["command"];
+  }
+  EXPECT_NE(synth_cmd.find("--test-task lp_structure"), std::string::npos) << synth_cmd;
+  EXPECT_NE(synth_cmd.find("task=lp_structure:4,"), std::string::npos) << synth_cmd;
+  EXPECT_NE(eval_cmd.find("--style lp"), std::string::npos) << eval_cmd;
+
+  trex::JsonlReader sft(out / "data" / "sft_lp_structure.jsonl");
+  int n = 0;
+  while (auto j = sft.next()) {
+    ++n;
+    const std::string answer = (*j)["messages"].back()["content"];
+    EXPECT_EQ(answer.rfind("```lp\n", 0), 0u) << answer.substr(0, 80);
+  }
+  EXPECT_GT(n, 0);
+  trex::JsonlReader test(out / "data" / "test.jsonl");
+  while (auto j = test.next()) EXPECT_EQ((*j)["metadata"]["task"], "lp_structure");
+  // Whatever the quick models wrote was judged as LP blocks (no program was run).
+  trex::JsonlReader results(out / "eval" / "cpt_sft" / "test" / "results.jsonl");
+  int scored = 0;
+  while (auto j = results.next()) {
+    ++scored;
+    const std::string kind = (*j)["kind"];
+    EXPECT_TRUE(kind == "success" || kind.rfind("lp_", 0) == 0 || kind == "no_code" || kind == "not_optimal" || kind == "unsupported" ||
+                kind == "wrong_objective")
+        << kind;
+  }
+  EXPECT_EQ(scored, 4);
+  EXPECT_NE(trex::read_file(out / "report.md").find("an LP-file block"), std::string::npos);
+
+  // The folder's base model has the LP style's 1,024-token window: code answers with the default window are
+  // refused, with the same window they redo the data, the SFT set and the prompts for the new test set.
+  EXPECT_NE(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code"}, dir / "refused.log"), 0);
+  EXPECT_NE(trex::read_file(dir / "refused.log").find("has sliding_window 1024, the plan asks for 256"), std::string::npos)
+      << trex::read_file(dir / "refused.log");
+  EXPECT_EQ(trex::read_file(dir / "refused.log").find("stage synth"), std::string::npos) << "refused after work began";
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code", "--sliding-window", "1024"},
+                     dir / "code.log"),
+            0)
+      << trex::read_file(dir / "code.log");
+  std::vector<std::string> problems;
+  trex::JsonlReader test2(out / "data" / "test.jsonl");
+  while (auto j = test2.next()) {
+    EXPECT_EQ((*j)["metadata"]["task"], "code_only");
+    problems.push_back((*j)["problem"]);
+  }
+  trex::JsonlReader prompts(out / "eval" / "prompts.jsonl");
+  size_t i = 0;
+  while (auto j = prompts.next()) {
+    ASSERT_LT(i, problems.size());
+    EXPECT_EQ((*j)["messages"][0]["content"], problems[i++]);
+  }
+  EXPECT_EQ(i, problems.size());
+  EXPECT_TRUE(fs::exists(out / "data" / "sft_code_only.jsonl"));
+  EXPECT_NE(trex::read_file(out / "report.md").find("gurobipy-style program"), std::string::npos);
+  fs::remove_all(dir);
+}
