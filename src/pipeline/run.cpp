@@ -231,7 +231,8 @@ fs::path run_pipeline(const RunOptions& o) {
                                      std::to_string(mode == "cpt" ? p.seq_len : p.sft_seq_len), "--save-every", "0", "--keep", "1", "--quiet",
                                      "--lr", std::to_string(mode == "cpt" ? p.cpt_lr : p.sft_lr)};
     if (mode == "sft") args.push_back("--freeze-router");
-    record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed, dir}));
+    auto progress = [metrics = dir / "metrics.jsonl", steps] { return read_train_progress(metrics, steps); };
+    record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed, dir, progress}));
   };
   fs::path ck_cpt = out / "train" / "cpt", ck_cpt_sft = out / "train" / "cpt_sft", ck_sft = out / "train" / "sft_only";
   train("train-cpt", "cpt", base, out / "packed" / "cpt", p.cpt_steps, ck_cpt);

@@ -7,11 +7,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
+#include "util/jsonl.hpp"
 #include "util/log.hpp"
+#include "util/progress.hpp"
 
 namespace trex::pipeline {
 namespace fs = std::filesystem;
@@ -37,6 +44,70 @@ std::string StageRunner::fingerprint(const std::vector<fs::path>& paths) {
     for (const auto& f : files) acc += f.string() + ":" + sha256_hex(read_file(f)) + "\n";
   }
   return sha256_hex(acc);
+}
+
+StageProgress read_train_progress(const fs::path& metrics_jsonl, int64_t total_steps) {
+  StageProgress p;
+  p.total = total_steps;
+  std::ifstream in(metrics_jsonl, std::ios::binary);
+  if (!in) return p;
+  // The last complete line: the trainer appends one per step, and the last may still be half-written.
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff from = std::max<std::streamoff>(0, size - 8192);
+  std::string tail(size_t(size - from), '\0');
+  in.seekg(from);
+  in.read(tail.data(), std::streamsize(tail.size()));
+  size_t end = tail.rfind('\n');
+  if (end == std::string::npos) return p;
+  size_t begin = tail.rfind('\n', end == 0 ? 0 : end - 1);
+  begin = (begin == std::string::npos || begin >= end) ? 0 : begin + 1;
+  try {
+    Json j = Json::parse(tail.substr(begin, end - begin));
+    p.done = j.value("step", int64_t(0));
+    p.note = fmt::format("loss {:.3f}, {:.0f} tok/s", j.value("lm_loss", 0.0), j.value("tokens_per_s", 0.0));
+  } catch (const std::exception&) {
+    // A line cut by the 8 KiB window or not yet JSON: no progress this time.
+  }
+  return p;
+}
+
+namespace {
+
+std::string format_progress_line(const std::string& name, const StageProgress& p, double seconds) {
+  std::string line = fmt::format("stage {:<12} {}", name, p.done);
+  if (p.total > 0) {
+    line += fmt::format("/{} ({:.0f} %)", p.total, 100.0 * double(p.done) / double(p.total));
+    if (p.done > 0 && p.done < p.total)
+      line += fmt::format(", ~{:.0f} s left", seconds * double(p.total - p.done) / double(p.done));
+  }
+  if (!p.note.empty()) line += ", " + p.note;
+  return line;
+}
+
+}  // namespace
+
+int StageRunner::wait_showing_progress(pid_t pid, const Stage& st) {
+  int status = 0;
+  if (!st.progress) {
+    ::waitpid(pid, &status, 0);
+    return status;
+  }
+  auto t0 = std::chrono::steady_clock::now(), last_log = t0;
+  std::optional<ProgressBar> bar;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto now = std::chrono::steady_clock::now();
+    StageProgress p = st.progress();
+    if (ProgressBar::on_terminal()) {
+      if (!bar && p.total > 0) bar.emplace("stage " + st.name, p.total);
+      if (bar) bar->update(p.done, p.note);
+    } else if (std::chrono::duration<double>(now - last_log).count() >= progress_log_seconds_) {
+      last_log = now;
+      log::info("{}", format_progress_line(st.name, p, std::chrono::duration<double>(now - t0).count()));
+    }
+  }
+  return status;
 }
 
 StageRecord StageRunner::run(const Stage& st) {
@@ -89,8 +160,7 @@ StageRecord StageRunner::run(const Stage& st) {
   }
   ::close(log_fd);
   if (pid < 0) throw Error("stage " + st.name + ": fork failed");
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  int status = wait_showing_progress(pid, st);
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string tail = read_file(log_file);

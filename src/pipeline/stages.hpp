@@ -4,12 +4,19 @@
 // fingerprints, outputs present) is skipped on rerun.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "util/jsonl.hpp"
 
 namespace trex::pipeline {
+
+// How far a running stage has come, read from the files it writes (e.g. a trainer's metrics.jsonl).
+struct StageProgress {
+  int64_t done = 0, total = 0;  // total 0: unknown
+  std::string note;             // e.g. "loss 2.31, 1,620 tok/s"
+};
 
 struct Stage {
   std::string name;                           // e.g. "synth", "train-cpt"
@@ -20,6 +27,8 @@ struct Stage {
   // The stage's own folder, emptied before it runs (a trainer refuses a folder that holds a checkpoint, and
   // a changed input must not meet an earlier run's files). Must lie inside the run folder.
   std::filesystem::path fresh_dir = {};
+  // Polled while the stage runs (empty: no progress shown).
+  std::function<StageProgress()> progress = {};
 };
 
 struct StageRecord {
@@ -40,8 +49,17 @@ class StageRunner {
   // Fingerprint of files/folders (sizes + SHA-256 of contents), for skip decisions.
   static std::string fingerprint(const std::vector<std::filesystem::path>& paths);
 
+  // A running stage with a progress source shows it: a redrawn bar on a terminal, else a log line this often.
+  void set_progress_log_seconds(double s) { progress_log_seconds_ = s; }
+
  private:
+  int wait_showing_progress(int pid, const Stage& stage);  // the child's wait status
   std::filesystem::path bin_, dir_;
+  double progress_log_seconds_ = 30.0;
 };
+
+// A trainer's progress: the step, loss and tokens/s of the last complete line of its metrics.jsonl
+// (done 0 while the file is missing or holds no complete line).
+StageProgress read_train_progress(const std::filesystem::path& metrics_jsonl, int64_t total_steps);
 
 }  // namespace trex::pipeline
