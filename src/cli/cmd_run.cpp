@@ -27,6 +27,11 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
                  "What the model learns to answer: lp (an LP-file block) or code (a gurobipy program reading data.json)")
       ->check(CLI::IsMember({"lp", "code"}))
       ->capture_default_str();
+  sub.add_option("--matmul", o->matmul,
+                 "The trainers' matrix products: fp32, bf16 (fp32 accumulation) or auto (bf16 where the CPU has "
+                 "AVX512_BF16)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
   sub.add_flag("--quick", o->quick, "A shortened run (minutes): tiny data, a few steps");
   return [o, out] {
     o->out = *out;

@@ -104,7 +104,9 @@ void write_report(const ReportInputs& in) {
   md += "The whole T-Rex pipeline at small scale on the `" + in.preset +
         "` preset: solver-verified OR data → tokenizer → CPT → SFT → generation → solver-checked evaluation. "
         "Both training routes start from the same randomly initialised base and use the same SFT data, steps and "
-        "optimizer (the report's matched-transfer design).\n\n";
+        "optimizer (the report's matched-transfer design). Training's matrix products: `" + in.matmul + "`" +
+        (in.matmul == "bf16" ? " (bf16 operands, fp32 accumulation, fp32 master weights and optimizer state)" : "") +
+        ".\n\n";
 
   // --- Pass@1 table: route x test bucket.
   std::vector<std::string> buckets;

@@ -26,6 +26,7 @@ struct ReportInputs {
   std::vector<RouteResults> routes;
   std::string preset;
   std::string answer_style = "code";  // "code" or "lp" (RunOptions::answer_style)
+  std::string matmul = "fp32";        // the trainers' matrix products as run: "fp32" or "bf16"
 };
 
 struct BucketScore {

@@ -21,6 +21,9 @@ struct RunOptions {
   // What the tiny model learns to answer and the evaluator scores: "lp" (an LP-file block, solved by trex's
   // reader and CBC) or "code" (a gurobipy program reading the item's data.json, run through the layer).
   std::string answer_style = "code";
+  // The trainers' matrix products: fp32, bf16 (fp32 accumulation and master weights), or auto = bf16 where the
+  // CPU has AVX512_BF16, else fp32.
+  std::string matmul = "auto";
   std::filesystem::path trex_bin;  // default: this executable
   bool quick = false;              // a shortened run (tests): tiny data, a few steps
 };

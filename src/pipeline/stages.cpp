@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -89,13 +91,13 @@ std::string format_progress_line(const std::string& name, const StageProgress& p
 
 int StageRunner::wait_showing_progress(pid_t pid, const Stage& st) {
   int status = 0;
-  if (!st.progress) {
-    ::waitpid(pid, &status, 0);
-    return status;
-  }
   auto t0 = std::chrono::steady_clock::now(), last_log = t0;
   std::optional<ProgressBar> bar;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, st.progress ? WNOHANG : 0);
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR) throw Error("stage " + st.name + ": waitpid failed: " + std::strerror(errno));
+    if (r != 0) continue;  // interrupted by a signal
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     auto now = std::chrono::steady_clock::now();
     StageProgress p = st.progress();
@@ -107,7 +109,6 @@ int StageRunner::wait_showing_progress(pid_t pid, const Stage& st) {
       log::info("{}", format_progress_line(st.name, p, std::chrono::duration<double>(now - t0).count()));
     }
   }
-  return status;
 }
 
 StageRecord StageRunner::run(const Stage& st) {

@@ -168,3 +168,35 @@ TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
   EXPECT_NE(trex::read_file(out / "report.md").find("gurobipy-style program"), std::string::npos);
   fs::remove_all(dir);
 }
+
+// `--matmul bf16` reaches every trainer (and run.json); on a CPU without AVX512_BF16 the run stops at the first
+// training stage with the trainer's clear refusal instead of training in fp32 unasked.
+TEST(TrexRun, MatmulChoiceReachesTheTrainers) {
+  fs::path dir = fs::temp_directory_path() / ("trex_run_bf16_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path out = dir / "run";
+  int rc = run_trex({"run", "--quick", "--out", out.string(), "--matmul", "bf16"}, dir / "bf16.log");
+  const std::string log = trex::read_file(dir / "bf16.log");
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("stage train-cpt failed"), std::string::npos) << log;
+    EXPECT_NE(log.find("AVX512_BF16"), std::string::npos) << log;
+    fs::remove_all(dir);
+    return;
+  }
+  ASSERT_EQ(rc, 0) << log;
+  trex::Json run = trex::parse_json_file(out / "run.json");
+  EXPECT_EQ(run["plan"]["matmul"], "bf16");
+  int trainers = 0;
+  for (const auto& s : run["stages"]) {
+    const std::string name = s["name"], cmd = s.value("command", "");
+    if (name.rfind("train-", 0) != 0) continue;
+    ++trainers;
+    EXPECT_NE(cmd.find("--matmul bf16"), std::string::npos) << cmd;
+    EXPECT_NE(trex::read_file(out / "logs" / (name + ".log")).find("matmul bf16"), std::string::npos) << name;
+  }
+  EXPECT_EQ(trainers, 3);
+  fs::remove_all(dir);
+}
