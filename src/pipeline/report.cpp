@@ -165,7 +165,7 @@ void write_report(const ReportInputs& in) {
       auto rows = read_jsonl(m);
       Series s;
       s.label = r.label + " · " + m.parent_path().filename().string();
-      double tps_sum = 0, mfu_sum = 0;
+      double tps_sum = 0, mfu_sum = 0, peak = 0;
       int counted = 0;
       double max_step = 0;
       for (const auto& j : rows) {
@@ -182,6 +182,9 @@ void write_report(const ReportInputs& in) {
         if (a) tps_sum += tps;
         if (b) mfu_sum += mfu;
         counted += a;
+        bool c = false;
+        double tflops = metric_of(j, {"tflops"}, c);
+        if (b && c && mfu > 0) peak = 1e5 * tflops / mfu;  // the trainer's MFU denominator, GFLOP/s
       }
       if (!s.x.empty()) loss_series.push_back(s);
       if (counted) {
@@ -189,7 +192,8 @@ void write_report(const ReportInputs& in) {
         double tps = tps_sum / counted, mfu = mfu_sum / counted;
         tps_bars.push_back({name, tps});
         mfu_bars.push_back({name, mfu});
-        stage_table.push_back({{"name", name}, {"tps", tps}, {"mfu", mfu}, {"source", rel(m)}, {"steps", max_step}});
+        stage_table.push_back(
+            {{"name", name}, {"tps", tps}, {"mfu", mfu}, {"peak", peak}, {"source", rel(m)}, {"steps", max_step}});
       }
       offset += max_step;
     }
@@ -198,11 +202,12 @@ void write_report(const ReportInputs& in) {
   write_file_atomic(dir / "figures" / "loss.svg", loss_svg);
   md += "## Training\n\n![loss curves](figures/loss.svg)\n\n";
   if (!stage_table.empty()) {
-    md += "| stage | steps | tokens/s (mean) | MFU % (mean) |\n|---|---:|---:|---:|\n";
+    md += "| stage | steps | tokens/s (mean) | MFU % (mean) | of peak GFLOP/s |\n|---|---:|---:|---:|---:|\n";
     for (const auto& s : stage_table) {
       std::string src = s["source"];
       md += "| " + s["name"].get<std::string>() + " | " + t.integer(int64_t(s["steps"].get<double>()), src, "steps") + " | " +
-            t.num(s["tps"], 0, src, "mean tokens/s") + " | " + t.num(s["mfu"], 2, src, "mean MFU") + " |\n";
+            t.num(s["tps"], 0, src, "mean tokens/s") + " | " + t.num(s["mfu"], 2, src, "mean MFU") + " | " +
+            t.num(s["peak"], 0, src, "MFU peak (tflops / mfu)") + " |\n";
     }
     write_file_atomic(dir / "figures" / "throughput.svg", svg_bar_chart(tps_bars, {"Training throughput per stage", "", "tokens/s"}));
     md += "\n![throughput](figures/throughput.svg)\n\n";
