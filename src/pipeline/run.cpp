@@ -165,32 +165,10 @@ fs::path run_pipeline(const RunOptions& o) {
   std::string seed = std::to_string(o.seed);
   Json stages = Json::array();
   auto record = [&](const StageRecord& r) { stages.push_back(r.json); };
-  // A glue step (in-process work between stages) is skipped when its outputs exist and its inputs are those
-  // it last ran on (stages/<name>.json keeps their fingerprint), so a new test set or SFT selection is never
-  // paired with an earlier run's prompts or responses.
+  // Glue steps (in-process work between stages) are recorded like stages: redone when their input changed,
+  // so a new test set or SFT selection is never paired with an earlier run's prompts or responses.
   auto glue = [&](const std::string& name, const std::vector<fs::path>& inputs, const std::vector<fs::path>& outputs,
-                  const std::function<void()>& fn) {
-    fs::path record_file = out / "stages" / (name + ".json");
-    std::string key = StageRunner::fingerprint(inputs);
-    bool done = std::all_of(outputs.begin(), outputs.end(), [](const fs::path& f) { return fs::exists(f); });
-    if (done && !inputs.empty()) {
-      try {
-        done = fs::exists(record_file) && parse_json_file(record_file).value("key", "") == key;
-      } catch (const Error&) {
-        done = false;  // a damaged record: run the step again
-      }
-    }
-    auto g0 = std::chrono::steady_clock::now();
-    if (!done) fn();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
-    Json j = {{"name", name}, {"status", "done"}, {"skipped", done}, {"seconds", s}, {"outputs", Json::array()}};
-    for (auto& f : outputs) j["outputs"].push_back(f.string());
-    if (!done && !inputs.empty()) {
-      fs::create_directories(record_file.parent_path());
-      write_file_atomic(record_file, Json{{"name", name}, {"key", key}}.dump(2) + "\n");
-    }
-    stages.push_back(j);
-  };
+                  const std::function<void()>& fn) { record(runner.run_step(name, inputs, outputs, fn)); };
 
   fs::path base = out / "ckpt-base";
   check_base_window(base, p.sliding_window);
@@ -226,7 +204,7 @@ fs::path run_pipeline(const RunOptions& o) {
                      o.seed}));
 
   // The base model: the preset with the trained tokenizer's vocabulary, randomly initialised once. It is the
-  // run folder's identity (no inputs: kept across reruns; check_base_window refuses a mismatch).
+  // run folder's identity (no inputs: kept across reruns; check_base_window refuses another window).
   glue("init-base", {}, {base / "config.json"}, [&] {
     model::ModelConfig cfg = model::ModelConfig::preset(o.preset);
     cfg.vocab_size = int64_t(text::Tokenizer::load(tok).vocab_size());

@@ -111,31 +111,64 @@ int StageRunner::wait_showing_progress(pid_t pid, const Stage& st) {
   }
 }
 
-StageRecord StageRunner::run(const Stage& st) {
+std::optional<StageRecord> StageRunner::reuse(const std::string& name, const std::string& key,
+                                              const std::vector<fs::path>& outputs) const {
+  fs::path record_file = dir_ / "stages" / (name + ".json");
+  if (!fs::exists(record_file)) return std::nullopt;
+  try {
+    Json old = parse_json_file(record_file);
+    bool outputs_ok = std::all_of(outputs.begin(), outputs.end(), [](const fs::path& p) { return fs::exists(p); });
+    if (old.value("key", "") != key || old.value("status", "") != "done" || !outputs_ok) return std::nullopt;
+    StageRecord rec;
+    rec.name = name;
+    rec.skipped = true;
+    rec.seconds = old.value("seconds", 0.0);
+    rec.json = old;
+    rec.json["skipped"] = true;
+    log::info("stage {:<12} already done ({:.1f} s earlier), skipped", name, rec.seconds);
+    return rec;
+  } catch (const Error&) {
+    return std::nullopt;  // a damaged record means the stage runs again
+  }
+}
+
+StageRecord StageRunner::record_done(Json j, const std::vector<fs::path>& inputs, const std::vector<fs::path>& outputs,
+                                     double seconds) const {
+  const std::string name = j["name"];
+  for (const auto& o : outputs)
+    if (!fs::exists(o)) throw Error("stage " + name + " did not write " + o.string());
+  j["status"] = "done";
+  j["seconds"] = seconds;
+  j["inputs"] = Json::array();
+  for (const auto& p : inputs) j["inputs"].push_back(p.string());
+  j["outputs"] = Json::array();
+  for (const auto& p : outputs) j["outputs"].push_back(p.string());
+  write_file_atomic(dir_ / "stages" / (name + ".json"), j.dump(2) + "\n");
   StageRecord rec;
-  rec.name = st.name;
+  rec.name = name;
+  rec.seconds = seconds;
+  rec.json = std::move(j);
+  rec.json["skipped"] = false;
+  log::info("stage {:<12} done in {:.1f} s", name, seconds);
+  return rec;
+}
+
+StageRecord StageRunner::run_step(const std::string& name, const std::vector<fs::path>& inputs,
+                                  const std::vector<fs::path>& outputs, const std::function<void()>& step) {
+  std::string key = sha256_hex("in-process step " + name + "\n" + fingerprint(inputs));
+  if (auto done = reuse(name, key, outputs)) return *done;
+  auto t0 = std::chrono::steady_clock::now();
+  step();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return record_done(Json{{"name", name}, {"key", key}}, inputs, outputs, seconds);
+}
+
+StageRecord StageRunner::run(const Stage& st) {
   std::string command;
   for (const auto& a : st.args) command += (command.empty() ? "" : " ") + a;
   std::string key = sha256_hex(command + "\n" + fingerprint(st.inputs));
-  fs::path record_file = dir_ / "stages" / (st.name + ".json");
   fs::path log_file = dir_ / "logs" / (st.name + ".log");
-
-  if (fs::exists(record_file)) {
-    try {
-      Json old = parse_json_file(record_file);
-      bool outputs_ok = std::all_of(st.outputs.begin(), st.outputs.end(), [](const fs::path& p) { return fs::exists(p); });
-      if (old.value("key", "") == key && old.value("status", "") == "done" && outputs_ok) {
-        rec.skipped = true;
-        rec.seconds = old.value("seconds", 0.0);
-        rec.json = old;
-        rec.json["skipped"] = true;
-        log::info("stage {:<12} already done ({:.1f} s earlier), skipped", st.name, rec.seconds);
-        return rec;
-      }
-    } catch (const Error&) {
-      // A damaged record means the stage runs again.
-    }
-  }
+  if (auto done = reuse(st.name, key, st.outputs)) return *done;
 
   if (!st.fresh_dir.empty()) {
     fs::path rel = fs::absolute(st.fresh_dir).lexically_normal().lexically_relative(fs::absolute(dir_).lexically_normal());
@@ -162,7 +195,7 @@ StageRecord StageRunner::run(const Stage& st) {
   ::close(log_fd);
   if (pid < 0) throw Error("stage " + st.name + ": fork failed");
   int status = wait_showing_progress(pid, st);
-  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string tail = read_file(log_file);
     if (tail.size() > 1500) tail = tail.substr(tail.size() - 1500);
@@ -170,25 +203,9 @@ StageRecord StageRunner::run(const Stage& st) {
                 (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) : "signal " + std::to_string(WTERMSIG(status))) +
                 "); log " + log_file.string() + ":\n" + tail);
   }
-  for (const auto& o : st.outputs)
-    if (!fs::exists(o)) throw Error("stage " + st.name + " did not write " + o.string());
-  Json j;
-  j["name"] = st.name;
-  j["command"] = "trex " + command;
-  j["status"] = "done";
-  j["key"] = key;
-  j["seed"] = st.seed;
-  j["seconds"] = rec.seconds;
-  j["inputs"] = Json::array();
-  for (const auto& p : st.inputs) j["inputs"].push_back(p.string());
-  j["outputs"] = Json::array();
-  for (const auto& p : st.outputs) j["outputs"].push_back(p.string());
-  j["log"] = log_file.string();
-  write_file_atomic(record_file, j.dump(2) + "\n");
-  rec.json = j;
-  rec.json["skipped"] = false;
-  log::info("stage {:<12} done in {:.1f} s", st.name, rec.seconds);
-  return rec;
+  return record_done(Json{{"name", st.name}, {"command", "trex " + command}, {"key", key}, {"seed", st.seed},
+                          {"log", log_file.string()}},
+                     st.inputs, st.outputs, seconds);
 }
 
 }  // namespace trex::pipeline

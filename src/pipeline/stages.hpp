@@ -5,6 +5,7 @@
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ class StageRunner {
   // Runs (or skips) a stage; throws trex::Error naming the stage and its log on failure.
   StageRecord run(const Stage& stage);
 
+  // An in-process step between stages (e.g. selecting the SFT set), recorded and skipped like a stage: it runs
+  // again when its inputs' fingerprint changed or an output is missing.
+  StageRecord run_step(const std::string& name, const std::vector<std::filesystem::path>& inputs,
+                       const std::vector<std::filesystem::path>& outputs, const std::function<void()>& step);
+
   // Fingerprint of files/folders (sizes + SHA-256 of contents), for skip decisions.
   static std::string fingerprint(const std::vector<std::filesystem::path>& paths);
 
@@ -53,6 +59,12 @@ class StageRunner {
   void set_progress_log_seconds(double s) { progress_log_seconds_ = s; }
 
  private:
+  // The earlier record of `name` when its key matches and every output exists.
+  std::optional<StageRecord> reuse(const std::string& name, const std::string& key,
+                                   const std::vector<std::filesystem::path>& outputs) const;
+  // Checks the outputs, writes stages/<name>.json (j: name, key and what else the record holds) and returns it.
+  StageRecord record_done(Json j, const std::vector<std::filesystem::path>& inputs,
+                          const std::vector<std::filesystem::path>& outputs, double seconds) const;
   int wait_showing_progress(int pid, const Stage& stage);  // the child's wait status
   std::filesystem::path bin_, dir_;
   double progress_log_seconds_ = 30.0;

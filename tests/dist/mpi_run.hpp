@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "temp_dir.hpp"
+
 namespace trex_dist_test {
 
 namespace fs = std::filesystem;
@@ -23,12 +25,7 @@ struct RunResult {
   std::string output;
 };
 
-inline fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("trex_dist_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+inline fs::path temp_dir(const std::string& name) { return trex::testing::fresh_temp_dir("trex_dist_" + name); }
 
 // mpirun with `np` ranks. Ranks that wait yield the core (mpi_yield_when_idle): ctest -j2 runs two multi-rank
 // jobs on 2 cores, and busy-polling ranks would starve the ones that compute.

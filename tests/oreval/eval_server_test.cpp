@@ -11,6 +11,7 @@
 #include <set>
 
 #include "scripted_server.hpp"
+#include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
 
@@ -28,13 +29,6 @@ std::string variant(const std::string& from, const std::string& to) {
   std::string s = kCorrect;
   s.replace(s.find(from), from.size(), to);
   return s;
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
 }
 
 void write_bench(const fs::path& file, const std::vector<std::string>& markers) {
@@ -101,7 +95,7 @@ TEST(EvalServer, ScriptedBehavioursGiveExactOutcomes) {
       {"empty", "no_code"},        {"slow", "api_error"},         {"http500", "api_error"},
       {"drop", "api_error"},       {"badjson", "api_error"}};
   ScriptedServer server(script);
-  fs::path dir = temp_dir("trex_eval_server");
+  fs::path dir = trex::testing::fresh_temp_dir("trex_eval_server");
   std::vector<std::string> markers;
   for (auto& [m, r] : script) markers.push_back(m);
   write_bench(dir / "toy.jsonl", markers);
@@ -129,7 +123,7 @@ TEST(EvalServer, KilledRunResumesWithoutLossOrDuplicates) {
     markers.push_back(m);
   }
   ScriptedServer server(script);
-  fs::path dir = temp_dir("trex_eval_resume");
+  fs::path dir = trex::testing::fresh_temp_dir("trex_eval_resume");
   write_bench(dir / "toy.jsonl", markers);
   std::vector<std::string> args = {"eval", "--benchmarks", (dir / "toy.jsonl").string(), "--data", dir.string(),
                                    "--out", (dir / "out").string(), "--base-url", server.base_url(), "--model", "trex",

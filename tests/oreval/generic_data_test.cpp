@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "oreval/benchmarks.hpp"
+#include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
 
@@ -14,13 +15,6 @@ namespace fs = std::filesystem;
 using namespace trex::oreval;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 std::string item(const std::string& id, double answer, int cap, bool with_data) {
   trex::Json j = {{"id", id}, {"problem", "Maximise 2x with x at most the capacity in data.json."}, {"answer", answer}};
@@ -37,7 +31,7 @@ const char* kProgram =
 }  // namespace
 
 TEST(GenericData, ProtocolFollowsTheItems) {
-  fs::path dir = fresh_dir("trex_generic_data");
+  fs::path dir = trex::testing::fresh_temp_dir("trex_generic_data");
   trex::write_file_atomic(dir / "with.jsonl", item("a", 8, 4, true) + item("b", 10, 5, true));
   trex::write_file_atomic(dir / "mixed.jsonl", item("a", 8, 4, true) + item("b", 10, 5, false));
   EXPECT_EQ(load_benchmark((dir / "with.jsonl").string(), dir).prompt, PromptKind::B4oData);
@@ -46,7 +40,7 @@ TEST(GenericData, ProtocolFollowsTheItems) {
 }
 
 TEST(GenericData, CodeAnswersReadTheItemsData) {
-  fs::path dir = fresh_dir("trex_generic_data_eval");
+  fs::path dir = trex::testing::fresh_temp_dir("trex_generic_data_eval");
   trex::write_file_atomic(dir / "caps.jsonl", item("a", 8, 4, true) + item("b", 10, 5, true) + item("c", 7, 3, true));
   std::string responses;
   for (const char* id : {"a", "b", "c"}) responses += trex::Json{{"id", id}, {"response", kProgram}}.dump() + "\n";

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "pipeline/report.hpp"
+#include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
 
@@ -39,9 +40,7 @@ int run_trex(const std::vector<std::string>& args, const fs::path& log) {
 }  // namespace
 
 TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
-  fs::path dir = fs::temp_directory_path() / ("trex_run_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = trex::testing::fresh_temp_dir("trex_run_test");
   fs::path out = dir / "run";
   ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "first.log"), 0) << trex::read_file(dir / "first.log");
   ASSERT_TRUE(fs::exists(out / "report.md"));
@@ -101,9 +100,7 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
 // the evaluator reads and solves LP blocks, and the report says so. Switching the style in the same folder
 // redoes the data and never pairs the new test set with the old prompts.
 TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
-  fs::path dir = fs::temp_directory_path() / ("trex_run_lp_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = trex::testing::fresh_temp_dir("trex_run_lp_test");
   fs::path out = dir / "run";
   ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "lp"}, dir / "lp.log"), 0)
       << trex::read_file(dir / "lp.log");
@@ -172,9 +169,7 @@ TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
 // `--matmul bf16` reaches every trainer (and run.json); on a CPU without AVX512_BF16 the run stops at the first
 // training stage with the trainer's clear refusal instead of training in fp32 unasked.
 TEST(TrexRun, MatmulChoiceReachesTheTrainers) {
-  fs::path dir = fs::temp_directory_path() / ("trex_run_bf16_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = trex::testing::fresh_temp_dir("trex_run_bf16_test");
   fs::path out = dir / "run";
   int rc = run_trex({"run", "--quick", "--out", out.string(), "--matmul", "bf16"}, dir / "bf16.log");
   const std::string log = trex::read_file(dir / "bf16.log");

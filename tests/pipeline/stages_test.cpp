@@ -2,11 +2,11 @@
 // stage's progress logged while it runs (off a terminal); a stage's own folder emptied before it reruns and
 // never one outside the run folder.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "pipeline/stages.hpp"
+#include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -17,19 +17,10 @@ using trex::pipeline::Stage;
 using trex::pipeline::StageProgress;
 using trex::pipeline::StageRunner;
 
-namespace {
-
-fs::path fresh_temp(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-}  // namespace
+using trex::testing::fresh_temp_dir;
 
 TEST(StageProgress, TrainProgressIsTheLastCompleteMetricsLine) {
-  fs::path d = fresh_temp("trex_stage_progress");
+  fs::path d = fresh_temp_dir("trex_stage_progress");
   fs::path m = d / "metrics.jsonl";
   EXPECT_EQ(read_train_progress(m, 300).done, 0);  // no file yet
   EXPECT_EQ(read_train_progress(m, 300).total, 300);
@@ -45,7 +36,7 @@ TEST(StageProgress, TrainProgressIsTheLastCompleteMetricsLine) {
 }
 
 TEST(StageProgress, ARunningStageLogsItsProgress) {
-  fs::path d = fresh_temp("trex_stage_runner");
+  fs::path d = fresh_temp_dir("trex_stage_runner");
   fs::path counter = d / "counter";
   StageRunner runner("/bin/sh", d / "run");
   runner.set_progress_log_seconds(0.1);
@@ -72,7 +63,7 @@ TEST(StageProgress, ARunningStageLogsItsProgress) {
 }
 
 TEST(StageProgress, AStageStartsFromAnEmptyFolderInsideTheRunFolderOnly) {
-  fs::path d = fresh_temp("trex_stage_fresh");
+  fs::path d = fresh_temp_dir("trex_stage_fresh");
   fs::path own = d / "run" / "train" / "cpt";
   fs::create_directories(own);
   trex::write_file_atomic(own / "stale", "an earlier run's checkpoint\n");
