@@ -1,0 +1,161 @@
+// Stage assignment: the MILP on CBC and the dynamic-programme reference (see stage_assign.hpp).
+#include "plan/stage_assign.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "lp/model.hpp"
+#include "lp/solver.hpp"
+#include "util/error.hpp"
+#include "util/timer.hpp"
+
+namespace trex::plan {
+
+namespace {
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr double kSwapBufferGB = 1.0;  // as in cost_model.cpp
+}  // namespace
+
+StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candidate& k) {
+  StageProblem p;
+  p.seconds = lc.seconds;
+  p.static_gb = lc.static_gb;
+  p.activation_gb = lc.activation_gb;
+  for (int s = 0; s < k.pp; ++s) p.inflight.push_back(inflight_micro_batches(s, k.pp, k.vpp, k.micro_batches));
+  p.first_gb = lc.first_static_gb;
+  p.last_gb = lc.last_static_gb + lc.last_activation_gb;
+  p.last_seconds = lc.last_seconds;
+  p.fixed_gb = lc.working_gb + (k.optimizer == OptimizerPlacement::HostSwap ? kSwapBufferGB : 0.0);
+  p.cap_gb = c.hbm_gb - c.reserve_gb;
+  return p;
+}
+
+double stage_seconds(const StageProblem& p, int stage, int64_t begin, int64_t end) {
+  double t = stage == p.stages() - 1 ? p.last_seconds : 0.0;
+  for (int64_t l = begin; l < end; ++l) t += p.seconds[size_t(l)];
+  return t;
+}
+
+double stage_memory_gb(const StageProblem& p, int stage, int64_t begin, int64_t end) {
+  double m = p.fixed_gb + (stage == 0 ? p.first_gb : 0.0) + (stage == p.stages() - 1 ? p.last_gb : 0.0);
+  for (int64_t l = begin; l < end; ++l)
+    m += p.static_gb[size_t(l)] + p.inflight[size_t(stage)] * p.activation_gb[size_t(l)];
+  return m;
+}
+
+StageSolution assign_stages_dp(const StageProblem& p) {
+  Timer timer;
+  const int S = p.stages();
+  const int64_t L = int64_t(p.seconds.size());
+  StageSolution sol;
+  if (S < 1 || L < S) {
+    sol.status = "infeasible";
+    return sol;
+  }
+  // Prefix sums make a segment's time and memory O(1) (the planner runs this for every candidate); the same
+  // quantities as stage_seconds / stage_memory_gb.
+  std::vector<double> t(size_t(L) + 1, 0.0), st(size_t(L) + 1, 0.0), ac(size_t(L) + 1, 0.0);
+  for (int64_t l = 0; l < L; ++l) {
+    t[size_t(l) + 1] = t[size_t(l)] + p.seconds[size_t(l)];
+    st[size_t(l) + 1] = st[size_t(l)] + p.static_gb[size_t(l)];
+    ac[size_t(l) + 1] = ac[size_t(l)] + p.activation_gb[size_t(l)];
+  }
+  // best[s][j]: smallest slowest-stage time placing layers [0, j) on stages 0..s-1; from[s][j]: the cut.
+  std::vector<std::vector<double>> best(size_t(S) + 1, std::vector<double>(size_t(L) + 1, kInfinity));
+  std::vector<std::vector<int64_t>> from(size_t(S) + 1, std::vector<int64_t>(size_t(L) + 1, -1));
+  best[0][0] = 0;
+  for (int s = 1; s <= S; ++s)
+    for (int64_t j = s; j <= L - (S - s); ++j)
+      for (int64_t i = s - 1; i < j; ++i) {
+        if (best[size_t(s) - 1][size_t(i)] == kInfinity) continue;
+        const bool first = s == 1, last = s == S;
+        const double mem = p.fixed_gb + (first ? p.first_gb : 0.0) + (last ? p.last_gb : 0.0) +
+                           (st[size_t(j)] - st[size_t(i)]) + p.inflight[size_t(s) - 1] * (ac[size_t(j)] - ac[size_t(i)]);
+        if (mem > p.cap_gb) continue;
+        const double secs = (t[size_t(j)] - t[size_t(i)]) + (last ? p.last_seconds : 0.0);
+        const double v = std::max(best[size_t(s) - 1][size_t(i)], secs);
+        if (v < best[size_t(s)][size_t(j)]) {  // strict: ties keep the earliest cut
+          best[size_t(s)][size_t(j)] = v;
+          from[size_t(s)][size_t(j)] = i;
+        }
+      }
+  sol.solve_seconds = timer.seconds();
+  if (best[size_t(S)][size_t(L)] == kInfinity) {
+    sol.status = "infeasible";
+    return sol;
+  }
+  sol.feasible = true;
+  sol.status = "optimal";
+  sol.max_seconds = best[size_t(S)][size_t(L)];
+  sol.first.assign(size_t(S) + 1, 0);
+  sol.first[size_t(S)] = L;
+  for (int s = S; s > 0; --s) sol.first[size_t(s) - 1] = from[size_t(s)][size_t(sol.first[size_t(s)])];
+  return sol;
+}
+
+StageSolution assign_stages_milp(const StageProblem& p, double time_limit_s) {
+  const int S = p.stages();
+  const int64_t L = int64_t(p.seconds.size());
+  StageSolution sol;
+  if (S < 1 || L < S) {
+    sol.status = "infeasible";
+    return sol;
+  }
+  // Times in milliseconds keep the coefficients well inside the solver's tolerances.
+  constexpr double kMs = 1e3;
+  lp::Model m;
+  m.name = "stage_assignment";
+  auto x = [&](int64_t l, int s) { return int(l * S + s); };
+  for (int64_t l = 0; l < L; ++l)
+    for (int s = 0; s < S; ++s) m.add_var(fmt::format("x_{}_{}", l, s), lp::VarType::Binary, 0.0, 1.0);
+  const int T = m.add_var("T", lp::VarType::Continuous, 0.0, lp::kInf);
+  m.objective.sense = lp::ObjSense::Minimize;
+  m.objective.terms = {{T, 1.0}};
+  for (int64_t l = 0; l < L; ++l) {  // each layer on exactly one stage
+    lp::Row r{fmt::format("one_{}", l), {}, {}, lp::RowSense::EQ, 1.0, 0.0};
+    for (int s = 0; s < S; ++s) r.terms.push_back({x(l, s), 1.0});
+    m.rows.push_back(std::move(r));
+  }
+  m.rows.push_back({"first_layer", {{x(0, 0), 1.0}}, {}, lp::RowSense::EQ, 1.0, 0.0});
+  m.rows.push_back({"last_layer", {{x(L - 1, S - 1), 1.0}}, {}, lp::RowSense::EQ, 1.0, 0.0});
+  // Contiguity: layer l sits on stage s only if layer l-1 sits on s or s-1 (stages never skipped or revisited).
+  for (int64_t l = 1; l < L; ++l)
+    for (int s = 0; s < S; ++s) {
+      lp::Row r{fmt::format("next_{}_{}", l, s), {{x(l, s), 1.0}, {x(l - 1, s), -1.0}}, {}, lp::RowSense::LE, 0.0, 0.0};
+      if (s > 0) r.terms.push_back({x(l - 1, s - 1), -1.0});
+      m.rows.push_back(std::move(r));
+    }
+  for (int s = 0; s < S; ++s) {
+    lp::Row t{fmt::format("time_{}", s), {{T, 1.0}}, {}, lp::RowSense::GE,
+              s == S - 1 ? p.last_seconds * kMs : 0.0, 0.0};
+    lp::Row mem{fmt::format("memory_{}", s), {}, {}, lp::RowSense::LE,
+                p.cap_gb - p.fixed_gb - (s == 0 ? p.first_gb : 0.0) - (s == S - 1 ? p.last_gb : 0.0), 0.0};
+    for (int64_t l = 0; l < L; ++l) {
+      t.terms.push_back({x(l, s), -p.seconds[size_t(l)] * kMs});
+      mem.terms.push_back({x(l, s), p.static_gb[size_t(l)] + p.inflight[size_t(s)] * p.activation_gb[size_t(l)]});
+    }
+    m.rows.push_back(std::move(t));
+    m.rows.push_back(std::move(mem));
+  }
+  m.rebuild_index();
+  lp::SolveOptions opt;
+  opt.time_limit = time_limit_s;
+  const auto r = lp::solve(m, lp::Backend::Cbc, opt);
+  sol.solve_seconds = r.seconds;
+  sol.status = lp::to_string(r.status);
+  if (r.status != lp::SolveStatus::Optimal) return sol;
+  sol.feasible = true;
+  sol.first.assign(size_t(S) + 1, 0);
+  sol.first[size_t(S)] = L;
+  for (int64_t l = 1; l < L; ++l)
+    for (int s = 1; s < S; ++s)
+      if (r.x[size_t(x(l, s))] > 0.5 && r.x[size_t(x(l - 1, s - 1))] > 0.5) sol.first[size_t(s)] = l;
+  sol.max_seconds = 0;
+  for (int s = 0; s < S; ++s)
+    sol.max_seconds = std::max(sol.max_seconds, stage_seconds(p, s, sol.first[size_t(s)], sol.first[size_t(s) + 1]));
+  return sol;
+}
+
+}  // namespace trex::plan
