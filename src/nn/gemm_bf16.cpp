@@ -1,5 +1,5 @@
-// AVX512_BF16 GEMM (see gemm_bf16.hpp). GotoBLAS layout: for each block of kKC along k, B is packed into
-// panels of kNR columns and A (block of kMC rows) into panels of kMR rows, both as bf16 pairs along k (the
+// AVX512_BF16 GEMM (see gemm_bf16.hpp). GotoBLAS layout: for each block of kc along k, B is packed into
+// panels of kNR columns and A (block of mc rows) into panels of kMR rows, both as bf16 pairs along k (the
 // operand layout of vdpbf16ps: one 32-bit lane = (x[2p], x[2p+1])); an 8 x 32 micro-kernel keeps 16 fp32
 // accumulators in registers. The functions that use AVX-512 carry a target attribute, so the rest of the
 // module keeps its -march; the scope refuses to turn the path on where the CPU lacks the instructions.
@@ -25,11 +25,10 @@ namespace {
 
 std::atomic<int> g_bf16_depth{0};
 
-constexpr int64_t kMR = 8;    // rows of a micro-tile
-constexpr int64_t kNR = 32;   // columns of a micro-tile (two zmm)
-constexpr int64_t kKC = 512;  // k per block: a packed B micro-panel (256 pairs x 32 x 4 B = 32 KB) stays in L1
-constexpr int64_t kNC = 512;  // columns of B per block: its packed panels (<= 512 KB) stay in L2 beside A's
-constexpr int64_t kMC = kMR * 16;  // rows of A per block (a whole number of panels): its packed panels (128 KB at 8 rows) stay in L2
+constexpr int64_t kMR = Bf16Blocking::kMicroRows;  // rows of a micro-tile
+constexpr int64_t kNR = Bf16Blocking::kMicroCols;  // columns of a micro-tile (two zmm)
+// Default blocking (Bf16Blocking): kc 512 — a packed B micro-panel (256 pairs x 32 x 4 B = 32 KB) stays in L1;
+// nc 512 — B's packed panels (<= 512 KB) stay in L2 beside A's; mc 128 = 16 panels of 8 rows (128 KB) in L2.
 
 // Per thread, grown once to the largest shape seen and then reused (no allocation in the step loop).
 struct PackBuffers {
@@ -265,17 +264,25 @@ std::atomic<bool> g_operand_copies{true};
 void set_bf16_operand_copies(bool on) { g_operand_copies.store(on, std::memory_order_relaxed); }
 bool bf16_operand_copies() { return bf16_matmul_active() && g_operand_copies.load(std::memory_order_relaxed); }
 
-void gemm_bf16(const GemmCall& g) {
+void Bf16Blocking::validate() const {
+  if (kc <= 0 || kc % 2 != 0 || mc <= 0 || mc % kMicroRows != 0 || nc <= 0 || nc % kMicroCols != 0)
+    throw Error("bf16 GEMM blocking: kc must be even, mc a multiple of 8, nc a multiple of 32 (got kc " +
+                std::to_string(kc) + ", mc " + std::to_string(mc) + ", nc " + std::to_string(nc) + ")");
+}
+
+void gemm_bf16(const GemmCall& g, const Bf16Blocking& blocking) {
   if (g.m == 0 || g.n == 0) return;
+  blocking.validate();
+  const int64_t kc_block = blocking.kc, mc_block = blocking.mc, nc_block = blocking.nc;
   if (g.k == 0) {
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = g.beta == 0.0f ? 0.0f : g.beta * g.c[i * g.ldc + j];
     return;
   }
   PackBuffers& buf = buffers();
-  const int64_t kp_max = (std::min(g.k, kKC) + 1) / 2;
-  const int64_t nc_max = std::min(kNC, (g.n + kNR - 1) / kNR * kNR);
-  const int64_t mc_max = std::min(kMC, (g.m + kMR - 1) / kMR * kMR);
+  const int64_t kp_max = (std::min(g.k, kc_block) + 1) / 2;
+  const int64_t nc_max = std::min(nc_block, (g.n + kNR - 1) / kNR * kNR);
+  const int64_t mc_max = std::min(mc_block, (g.m + kMR - 1) / kMR * kMR);
   if (int64_t(buf.b.size()) < nc_max * kp_max) buf.b.resize(size_t(nc_max * kp_max));
   if (int64_t(buf.a.size()) < mc_max * kp_max) buf.a.resize(size_t(mc_max * kp_max));
   // A[i, p]: a[i * lda + p] (k contiguous) or, transposed, a[p * lda + i]; B[p, j]: b[p * ldb + j] or b[j * ldb + p].
@@ -287,10 +294,10 @@ void gemm_bf16(const GemmCall& g) {
   // f(storage of A / B): the bf16 copy when given, else the fp32 operand (the packers take either)
   auto with_a = [&](auto f) { g.a_bf16 ? f(g.a_bf16) : f(g.a); };
   auto with_b = [&](auto f) { g.b_bf16 ? f(g.b_bf16) : f(g.b); };
-  for (int64_t jc = 0; jc < g.n; jc += kNC) {
-    const int64_t nc = std::min(kNC, g.n - jc), n_panels = (nc + kNR - 1) / kNR;
-    for (int64_t pc = 0; pc < g.k; pc += kKC) {
-      const int64_t kc = std::min(kKC, g.k - pc), kp = (kc + 1) / 2;
+  for (int64_t jc = 0; jc < g.n; jc += nc_block) {
+    const int64_t nc = std::min(nc_block, g.n - jc), n_panels = (nc + kNR - 1) / kNR;
+    for (int64_t pc = 0; pc < g.k; pc += kc_block) {
+      const int64_t kc = std::min(kc_block, g.k - pc), kp = (kc + 1) / 2;
       if (g.trans_b) {
         for (int64_t jp = 0; jp < n_panels; ++jp) {
           const int64_t j0 = jc + jp * kNR, lanes = std::min(kNR, g.n - j0);
@@ -302,8 +309,8 @@ void gemm_bf16(const GemmCall& g) {
         with_b([&](auto* b) { pack_k_rows(b + pc * g.ldb + jc, g.ldb, nc, kNR, n_panels, kc, buf.b.data()); });
       }
       const float beta_c = pc == 0 ? g.beta : 1.0f;
-      for (int64_t ic = 0; ic < g.m; ic += kMC) {
-        const int64_t mc = std::min(kMC, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
+      for (int64_t ic = 0; ic < g.m; ic += mc_block) {
+        const int64_t mc = std::min(mc_block, g.m - ic), m_panels = (mc + kMR - 1) / kMR;
         const int64_t full_panels = mc / kMR;  // read in place when a_in_place; a partial last panel is copied
         // A with k contiguous becomes rows of pairs (a conversion, no transpose); a transposed A, whose k rows
         // are contiguous along m, is packed into panels (two rows interleaved). Padding rows are zero.

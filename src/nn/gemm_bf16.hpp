@@ -5,7 +5,7 @@
 // the usual mixed-precision training recipe, twice the FP32 FMA rate on Zen 4/5. Off by default (the twin
 // parity tests compare fp32); `trex train --matmul bf16` turns it on.
 //
-// Results depend only on the shapes (fixed blocking, no atomics): the same bits on every run, like the fp32
+// Results depend only on the shapes and the blocking's kc (no atomics; gemm() uses one fixed blocking): the same bits on every run, like the fp32
 // path. gemm_bf16_reference is the readable version: the same bf16 rounding of the inputs, products summed in
 // double (tests/nn/gemm_bf16_test.cpp compares them).
 #pragma once
@@ -57,9 +57,20 @@ bool bf16_matmul_active();
 void set_bf16_operand_copies(bool on);
 bool bf16_operand_copies();  // bf16_matmul_active() and on
 
+// Cache blocking of the kernel (GotoBLAS/BLIS loops): kc along k (a B micro-panel of kc x 32 stays in L1), mc
+// rows of A per block (in L2), nc columns of B per block (in L3). The 8 x 32 micro-tile is fixed (registers).
+// Results depend on the shape and on kc (where the k sums are split), never on mc or nc. `trex tune gemm`
+// searches this space (tune/gemm_tuner.hpp); gemm() always uses the default.
+struct Bf16Blocking {
+  int64_t kc = 512, mc = 128, nc = 512;
+  static constexpr int64_t kMicroRows = 8, kMicroCols = 32;
+  // Throws trex::Error unless kc is even and positive, mc a multiple of 8, nc a multiple of 32.
+  void validate() const;
+};
+
 // One call on the calling thread (single-threaded; gemm_batch spreads calls over threads). Requires
 // bf16_matmul_supported().
-void gemm_bf16(const GemmCall& g);
+void gemm_bf16(const GemmCall& g, const Bf16Blocking& blocking = Bf16Blocking{});
 // Reference: inputs rounded with float_to_bf16, products summed in double.
 void gemm_bf16_reference(const GemmCall& g);
 

@@ -1,5 +1,5 @@
 // The AVX512_BF16 GEMM against its reference (same bf16 rounding of the inputs, double accumulation): edge
-// shapes (tiles, odd k, k across the kKC block), every transpose, beta, padded leading dimensions; the rounding
+// shapes (tiles, odd k, k across the kc block), every valid blocking, every transpose, beta, padded leading dimensions; the rounding
 // itself (ties to even, NaN, inf) and gemm_batch under Bf16MatmulScope (threads, bit-identical reruns).
 #include "nn/gemm_bf16.hpp"
 
@@ -148,6 +148,45 @@ TEST(GemmBf16, MatchesReferenceOnEdgeShapes) {
           for (int64_t i = 0; i < s.m; ++i)  // the padding columns of C are untouched
             for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[size_t(i * ldc + j)], c0[size_t(i * ldc + j)]) << what;
         }
+}
+
+// Any valid blocking (what `trex tune gemm` times) computes the same product: within the reference's bound for
+// every kc, and bit-identical to the default for any mc / nc at the default kc (only kc splits the k sums).
+TEST(GemmBf16, EveryBlockingMatchesTheReference) {
+  require_cpu();
+  trex::Rng rng(23);
+  const int64_t m = 75, n = 130, k = 301;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+      for (auto& v : a) v = float(rng.normal());
+      for (auto& v : b) v = float(rng.normal());
+      for (auto& v : c) v = float(rng.normal());
+      const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      std::vector<float> ref = c, dflt = c;
+      GemmCall g{bool(ta), bool(tb), m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.5f, ref.data(), n};
+      trex::nn::gemm_bf16_reference(g);
+      g.c = dflt.data();
+      trex::nn::gemm_bf16(g);
+      for (const trex::nn::Bf16Blocking blk : {trex::nn::Bf16Blocking{64, 8, 32}, trex::nn::Bf16Blocking{128, 24, 64},
+                                               trex::nn::Bf16Blocking{302, 80, 96}, trex::nn::Bf16Blocking{1024, 512, 2048},
+                                               trex::nn::Bf16Blocking{512, 16, 32}, trex::nn::Bf16Blocking{512, 64, 160}}) {
+        std::vector<float> out = c;
+        g.c = out.data();
+        trex::nn::gemm_bf16(g, blk);
+        const std::string what = "kc " + std::to_string(blk.kc) + " mc " + std::to_string(blk.mc) + " nc " +
+                                 std::to_string(blk.nc) + " ta " + std::to_string(ta) + " tb " + std::to_string(tb);
+        check_call(g, c, out, ref, what);
+        if (blk.kc == trex::nn::Bf16Blocking{}.kc) {
+          EXPECT_EQ(out, dflt) << what;
+        }
+      }
+    }
+  std::vector<float> a(4), b(4), c(4);
+  const GemmCall g{false, false, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2};
+  EXPECT_THROW(trex::nn::gemm_bf16(g, trex::nn::Bf16Blocking{63, 8, 32}), trex::Error);   // odd kc
+  EXPECT_THROW(trex::nn::gemm_bf16(g, trex::nn::Bf16Blocking{64, 12, 32}), trex::Error);  // mc not a multiple of 8
+  EXPECT_THROW(trex::nn::gemm_bf16(g, trex::nn::Bf16Blocking{64, 8, 48}), trex::Error);   // nc not a multiple of 32
 }
 
 // Through gemm_batch (row/column cuts over the OpenMP threads) while the scope is on: matches the reference
