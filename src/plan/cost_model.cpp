@@ -14,7 +14,6 @@ namespace trex::plan {
 
 namespace {
 constexpr double kGB = 1e9;
-constexpr double kSwapBufferGB = 1.0;  // host swap: two 0.5 GB buckets on the device (double buffering)
 
 // Activation bytes per token per layer on one rank before the tensor-parallel split, by recompute policy (bf16,
 // derived from DEEPSEEK_V4.md's shapes rather than a dense transformer's 34·d: a V4 query is H·c wide, 9× d
@@ -266,7 +265,7 @@ Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, co
     sc.grads_gb = 4 * params / kGB;
     sc.optimizer_gb = std::max(0.0, stat - sc.weights_gb - sc.grads_gb);  // 0 with host swap (rounding aside)
     sc.activations_gb = act;
-    sc.memory_gb = stat + act + (opt_dev ? 0.0 : kSwapBufferGB);
+    sc.memory_gb = stat + act + (opt_dev ? 0.0 : kHostSwapBufferGB);
     sc.compute_s = secs;
     sc.comm_s = pp_one;
     times.push_back(secs + pp_one);
@@ -279,8 +278,10 @@ Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, co
       dp_s = allreduce_seconds(4 * dense_params, dense_group, dp_tier.gbps, dp_tier.latency_us) +
              allreduce_seconds(4 * expert_params, expert_group, dp_tier.gbps, dp_tier.latency_us);
     } else {
-      dp_s = reduce_scatter_seconds(6 * dense_params, dense_group, dp_tier.gbps, dp_tier.latency_us) +
-             reduce_scatter_seconds(6 * expert_params, expert_group, dp_tier.gbps, dp_tier.latency_us);
+      // Reduce-scatter of fp32 gradients, then all-gather of bf16 parameters (the same cost formula).
+      for (const auto& [params_in, group] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}})
+        dp_s += reduce_scatter_seconds(4 * params_in, group, dp_tier.gbps, dp_tier.latency_us) +
+                reduce_scatter_seconds(2 * params_in, group, dp_tier.gbps, dp_tier.latency_us);
     }
     e.dp_exposed_s = std::max(e.dp_exposed_s, (1.0 - c.overlap_dp) * dp_s);
     const double shard = k.optimizer == OptimizerPlacement::Replicated

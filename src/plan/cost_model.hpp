@@ -39,6 +39,9 @@ struct ModelProfile {
 };
 ModelProfile profile_model(const model::ModelConfig& cfg, int64_t seq_len, const std::string& name = "");
 
+// Host swap keeps two optimizer buckets of 0.5 GB on the device (double buffering).
+constexpr double kHostSwapBufferGB = 1.0;
+
 enum class Recompute { None, Selective, Full };
 enum class OptimizerPlacement { Replicated, Sharded, HostSwap };
 const char* to_string(Recompute r);

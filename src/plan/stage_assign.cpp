@@ -15,7 +15,6 @@ namespace trex::plan {
 
 namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr double kSwapBufferGB = 1.0;  // as in cost_model.cpp
 }  // namespace
 
 StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candidate& k) {
@@ -27,7 +26,7 @@ StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candida
   p.first_gb = lc.first_static_gb;
   p.last_gb = lc.last_static_gb + lc.last_activation_gb;
   p.last_seconds = lc.last_seconds;
-  p.fixed_gb = lc.working_gb + (k.optimizer == OptimizerPlacement::HostSwap ? kSwapBufferGB : 0.0);
+  p.fixed_gb = lc.working_gb + (k.optimizer == OptimizerPlacement::HostSwap ? kHostSwapBufferGB : 0.0);
   p.cap_gb = c.hbm_gb - c.reserve_gb;
   return p;
 }
