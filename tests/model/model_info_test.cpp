@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint_layout.hpp"
+#include "run_command.hpp"
 #include "util/error.hpp"
 
 using namespace trex::model;
@@ -22,16 +23,7 @@ namespace {
 const fs::path kFlash = fs::path(TREX_SOURCE_DIR) / "configs/deepseek-v4-flash.json";
 const fs::path kPro = fs::path(TREX_SOURCE_DIR) / "configs/deepseek-v4-pro.json";
 
-std::string run(const std::string& cmd, int& rc) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  rc = WEXITSTATUS(::pclose(p));
-  return out;
-}
+using trex::testing::run_command;
 
 // Published figures are rounded; a count reproduces one if it rounds to it at the published precision
 // (half a unit of the last published digit).
@@ -148,17 +140,17 @@ TEST(ModelInfo, PresetsCountAndRoughlyMatchSpecSuggestion) {
 
 TEST(ModelInfo, CliPrintsJsonWithTotalAndActive) {
   int rc = -1;
-  std::string out = run(std::string(TREX_BIN_PATH) + " model info " + kFlash.string() + " --json --seq-len 4096", rc);
+  std::string out = run_command(std::string(TREX_BIN_PATH) + " model info " + kFlash.string() + " --json --seq-len 4096", rc);
   ASSERT_EQ(rc, 0) << out;
   auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j.at("total_params").get<int64_t>(), count_parameters(ModelConfig::from_hf_json(kFlash)).total);
   EXPECT_GT(j.at("active_params").get<int64_t>(), 13'000'000'000);
   EXPECT_TRUE(j.at("params_by_component").contains("routed_experts"));
   EXPECT_EQ(j.at("flops_per_token").at("per_seq_len").size(), 1u);
-  out = run(std::string(TREX_BIN_PATH) + " model info tiny", rc);
+  out = run_command(std::string(TREX_BIN_PATH) + " model info tiny", rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("total params"), std::string::npos);
-  out = run(std::string(TREX_BIN_PATH) + " model info /nonexistent/config.json", rc);
+  out = run_command(std::string(TREX_BIN_PATH) + " model info /nonexistent/config.json", rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("error:"), std::string::npos);
   // A config.json with an inconsistent field is an error naming the file.
@@ -168,7 +160,7 @@ TEST(ModelInfo, CliPrintsJsonWithTotalAndActive) {
     j2["compress_ratios"] = {0, 4};
     std::ofstream(bad) << j2.dump(1);
   }
-  out = run(std::string(TREX_BIN_PATH) + " model info " + bad.string(), rc);
+  out = run_command(std::string(TREX_BIN_PATH) + " model info " + bad.string(), rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find(bad.filename().string()), std::string::npos) << out;
   fs::remove(bad);
