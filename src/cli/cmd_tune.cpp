@@ -24,7 +24,7 @@ using trex::nn::Bf16Blocking;
 using namespace trex::tune;
 
 struct Opts {
-  std::string cpu = "detect", shapes, model = "bench";
+  std::string cpu = "detect", shapes, model = "bench", rules = "stream";
   int64_t tokens = 4096;
   int top = 5, reps = 3;
   bool measure = false, exhaustive = false, json = false;
@@ -78,7 +78,8 @@ int run_gemm(const Opts& o) {
   for (int64_t kc : space.kc)
     for (int64_t mc : space.mc)
       for (int64_t nc : space.nc) Bf16Blocking{kc, mc, nc}.validate();  // refuses a bad --kc/--mc/--nc value
-  const TuneCostParams params;
+  TuneCostParams params;
+  params.blis_l1_rule = o.rules == "blis";
   const auto ranked = rank_by_model(cpu, shapes, space, params);
   if (ranked.empty()) throw trex::Error("trex tune gemm: no blocking of the space satisfies the capacity rules");
   const MilpChoice milp = choose_blocking_milp(cpu, shapes, space, params);
@@ -89,7 +90,7 @@ int run_gemm(const Opts& o) {
   auto add = [&](const Bf16Blocking& b) {
     for (const auto& t : timed)
       if (t.blocking.kc == b.kc && t.blocking.mc == b.mc && t.blocking.nc == b.nc) return;
-    timed.push_back({b, predict_seconds(cpu, shapes, b, params), -1, capacity_violation(cpu, b).empty()});
+    timed.push_back({b, predict_seconds(cpu, shapes, b, params), -1, capacity_violation(cpu, b, params).empty()});
   };
   for (int i = 0; i < std::min<int>(o.top, int(ranked.size())); ++i) add(ranked[size_t(i)].blocking);
   add(Bf16Blocking{});
@@ -132,6 +133,7 @@ int run_gemm(const Opts& o) {
     j["shapes"] = sh;
     j["space_size"] = space.kc.size() * space.mc.size() * space.nc.size();
     j["fits"] = ranked.size();
+    j["l1_rule"] = o.rules;
     j["milp"] = {{"status", milp.status}, {"seconds", milp.solve_seconds}, {"variables", milp.variables},
                  {"rows", milp.rows}, {"kc", choice.kc}, {"mc", choice.mc}, {"nc", choice.nc},
                  {"predicted_s", milp.best.predicted_s}, {"objective_s", milp.objective_s}};
@@ -149,9 +151,9 @@ int run_gemm(const Opts& o) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("trex tune gemm on %s: %zu shapes (%.2f GFLOP per step), space %zu blockings, %zu within the capacity rules\n",
+  std::printf("trex tune gemm on %s: %zu shapes (%.2f GFLOP per step), space %zu blockings, %zu within the rules (L1: %s)\n",
               cpu.name.c_str(), shapes.size(), flops / 1e9, space.kc.size() * space.mc.size() * space.nc.size(),
-              ranked.size());
+              ranked.size(), o.rules.c_str());
   std::printf("MILP on CBC (%d variables, %d rows): %s in %.2f s -> kc %lld, mc %lld, nc %lld, predicted %.3f ms "
               "(exhaustive model minimum %.3f ms)\n",
               milp.variables, milp.rows, milp.status.c_str(), milp.solve_seconds, static_cast<long long>(choice.kc),
@@ -191,6 +193,10 @@ trex::cli::CommandRegistrar reg("tune", "Kernel tiling tuner: CPU model, BLIS bl
   gemm->add_option("--kc", o->kc, "kc values to search (even)");
   gemm->add_option("--mc", o->mc, "mc values to search (multiples of 8)");
   gemm->add_option("--nc", o->nc, "nc values to search (multiples of 32)");
+  gemm->add_option("--rules", o->rules, "L1 rule: stream (operands arrive from L2 as fast as the FMAs use them) or "
+                                        "blis (both micro-panels fit in L1)")
+      ->check(CLI::IsMember({"stream", "blis"}))
+      ->capture_default_str();
   gemm->add_option("--top", o->top, "How many of the model's best blockings to time")->check(CLI::Range(1, 1000))
       ->capture_default_str();
   gemm->add_option("--reps", o->reps, "Timed runs per shape (best kept)")->check(CLI::Range(1, 1000))->capture_default_str();

@@ -111,9 +111,21 @@ std::vector<GemmShape> model_gemm_shapes(const model::ModelConfig& c, int64_t to
   return out;
 }
 
-std::string capacity_violation(const CpuModel& cpu, const nn::Bf16Blocking& b) {
-  if (double(b.kc * (kMr + kNr) * kElem) > l1_budget(cpu))
-    return fmt::format("L1: micro-panels {} B > {:.0f} B", b.kc * (kMr + kNr) * kElem, l1_budget(cpu));
+namespace {
+std::string l1_violation(const CpuModel& cpu, int64_t kc, const TuneCostParams& p) {
+  const double panels = double(kc * (kMr + kNr) * kElem);
+  if (p.blis_l1_rule)
+    return panels > l1_budget(cpu) ? fmt::format("L1: micro-panels {:.0f} B > {:.0f} B", panels, l1_budget(cpu)) : "";
+  const double from_l2 = double(kc * kMr * kElem) + (panels > l1_budget(cpu) ? double(kc * kNr * kElem) : 0.0);
+  const double call_cycles = 2.0 * kMr * kNr * double(kc) / (cpu.peak_bf16_gflops() / cpu.ghz * p.kernel_efficiency);
+  if (from_l2 / call_cycles > p.l2_bytes_per_cycle)
+    return fmt::format("L1: a call needs {:.1f} B/cycle from L2 > {:.1f}", from_l2 / call_cycles, p.l2_bytes_per_cycle);
+  return "";
+}
+}  // namespace
+
+std::string capacity_violation(const CpuModel& cpu, const nn::Bf16Blocking& b, const TuneCostParams& p) {
+  if (auto why = l1_violation(cpu, b.kc, p); !why.empty()) return why;
   if (double(b.mc * b.kc * kElem) > l2_budget(cpu))
     return fmt::format("L2: A block {} B > {:.0f} B", b.mc * b.kc * kElem, l2_budget(cpu));
   if (double(b.kc * b.nc * kElem) > l3_budget(cpu))
@@ -138,7 +150,7 @@ std::vector<ScoredBlocking> rank_by_model(const CpuModel& cpu, const std::vector
       for (int64_t nc : space.nc) {
         const nn::Bf16Blocking b{kc, mc, nc};
         b.validate();
-        if (!capacity_violation(cpu, b).empty()) continue;
+        if (!capacity_violation(cpu, b, p).empty()) continue;
         out.push_back({b, predict_seconds(cpu, shapes, b, p), -1, true});
       }
   std::sort(out.begin(), out.end(), [](const ScoredBlocking& a, const ScoredBlocking& b) {
@@ -159,11 +171,11 @@ MilpChoice choose_blocking_milp(const CpuModel& cpu, const std::vector<GemmShape
   std::vector<int> u, v, w;
   lp::Row one_kc{"one_kc", {}, {}, lp::RowSense::EQ, 1.0, 0.0}, one_mc{"one_mc", {}, {}, lp::RowSense::EQ, 1.0, 0.0},
       one_nc{"one_nc", {}, {}, lp::RowSense::EQ, 1.0, 0.0};
-  lp::Row l1{"l1_micro_panels", {}, {}, lp::RowSense::LE, l1_budget(cpu), 0.0};
+  lp::Row l1{"l1_rule", {}, {}, lp::RowSense::LE, 0.0, 0.0};  // no kc value that breaks the L1 rule
   for (int64_t kc : space.kc) {
     u.push_back(m.add_var(fmt::format("kc_{}", kc), lp::VarType::Binary, 0.0, 1.0));
     one_kc.terms.push_back({u.back(), 1.0});
-    l1.terms.push_back({u.back(), double(kc * (kMr + kNr) * kElem)});
+    if (!l1_violation(cpu, kc, p).empty()) l1.terms.push_back({u.back(), 1.0});
     m.objective.terms.push_back({u.back(), kUs * weighted(shapes, [&](const GemmShape& s) { return kc_part(cpu, s, kc, p); })});
   }
   for (int64_t mc : space.mc) {
@@ -176,7 +188,8 @@ MilpChoice choose_blocking_milp(const CpuModel& cpu, const std::vector<GemmShape
     one_nc.terms.push_back({w.back(), 1.0});
     m.objective.terms.push_back({w.back(), kUs * weighted(shapes, [&](const GemmShape& s) { return nc_part(cpu, s, nc, p); })});
   }
-  m.rows = {one_kc, one_mc, one_nc, l1};
+  m.rows = {one_kc, one_mc, one_nc};
+  if (!l1.terms.empty()) m.rows.push_back(l1);
   // Products: a pair binary per feasible (kc, mc) and (kc, nc); each one-hot value is the sum of its pairs.
   auto pairs = [&](const std::vector<int64_t>& other, const std::vector<int>& ov, const char* tag, double budget) {
     std::vector<lp::Row> by_kc(space.kc.size()), by_other(other.size());

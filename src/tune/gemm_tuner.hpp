@@ -9,11 +9,17 @@
 //        + micro-kernel calls ⌈M/8⌉·⌈N/32⌉·⌈K/kc⌉ × a fixed cost each (loading and storing the C tile)
 //        + packing: A converted ⌈N/nc⌉ times, B once (bytes at a packing rate)
 //        + the exposed share of re-reading B's block once per mc block of A: ⌈M/mc⌉·K·N'·2 bytes from L3.
-// Capacity rules (BLIS's): the A and B micro-panels kc·(8 + 32)·2 bytes within (W1 − 1)/W1 of L1; the A block
-// mc·kc·2 within (W2 − 2)/W2 of L2; the B block kc·nc·2 within half of (W3 − 1)/W3 of this CPU's L3 share.
-// The program: one-hot binaries per kc, mc and nc value; the L1 rule is linear in kc; the L2 and L3 rules are
-// products, handled by pair binaries created only for feasible (kc, mc) and (kc, nc) pairs and linked to the
-// one-hot rows.
+// Rules: the A block mc·kc·2 bytes within (W2 − 2)/W2 of L2; the B block kc·nc·2 within half of (W3 − 1)/W3
+// of this CPU's L3 share; and at L1 either
+//   - (default, "stream") the bytes a micro-kernel call reads from L2 — the A micro-panel, plus the B
+//     micro-panel when the two do not fit in (W1 − 1)/W1 of L1 — must arrive no slower than the call's FMAs
+//     consume them, or
+//   - ("blis") BLIS's capacity rule: both micro-panels kc·(8 + 32)·2 bytes within (W1 − 1)/W1 of L1.
+// The BLIS rule was the first model; on this machine it excluded every kc ≥ 384 and its choice measured 6.8 %
+// slower than the fastest blocking (docs/tune.md), so "stream" is the default and "blis" stays selectable.
+// The program: one-hot binaries per kc, mc and nc value; the L1 rule is a per-kc condition; the L2 and L3 rules
+// are products, handled by pair binaries created only for feasible (kc, mc) and (kc, nc) pairs and linked to
+// the one-hot rows.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -51,10 +57,12 @@ struct TuneCostParams {
   double pack_bytes_per_cycle = 16; // fp32 read + bf16 write while packing
   double l3_bytes_per_cycle = 16;   // B block re-reads
   double b_reload_exposed = 0.25;   // share of the re-reads not hidden behind the FMAs
+  double l2_bytes_per_cycle = 32;   // L2 -> L1 fill rate (the "stream" L1 rule)
+  bool blis_l1_rule = false;        // the BLIS L1 capacity rule instead of the stream rule
 };
 
-// "" when the blocking satisfies the capacity rules, else which rule it breaks.
-std::string capacity_violation(const CpuModel& cpu, const nn::Bf16Blocking& b);
+// "" when the blocking satisfies the rules, else which rule it breaks.
+std::string capacity_violation(const CpuModel& cpu, const nn::Bf16Blocking& b, const TuneCostParams& p);
 double predict_seconds(const CpuModel& cpu, const GemmShape& s, const nn::Bf16Blocking& b, const TuneCostParams& p);
 double predict_seconds(const CpuModel& cpu, const std::vector<GemmShape>& shapes, const nn::Bf16Blocking& b,
                        const TuneCostParams& p);  // weighted sum

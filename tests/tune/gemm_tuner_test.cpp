@@ -40,7 +40,7 @@ TEST(TuneGemm, MilpMatchesTheExhaustiveModelMinimum) {
   trex::Rng rng(5);
   const std::vector<CpuModel> cpus = {cpu_preset("zen5"), cpu_preset("zen4")};
   int bound_by_rules = 0;
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < 16; ++trial) {
     const CpuModel& cpu = cpus[size_t(trial % 2)];
     std::vector<GemmShape> shapes;
     for (int i = 0; i < 3; ++i)
@@ -49,19 +49,21 @@ TEST(TuneGemm, MilpMatchesTheExhaustiveModelMinimum) {
     TuneSpace space;
     if (trial % 3 == 1) space.kc = {128, 512, 1024, 2048};  // large kc values the L1 rule removes
     if (trial % 3 == 2) space.nc = {1024, 8192, 16384};     // B blocks the L3 rule removes
-    const auto ranked = rank_by_model(cpu, shapes, space, TuneCostParams{});
+    TuneCostParams params;
+    params.blis_l1_rule = trial % 4 < 2;
+    const auto ranked = rank_by_model(cpu, shapes, space, params);
     ASSERT_FALSE(ranked.empty());
-    const MilpChoice milp = choose_blocking_milp(cpu, shapes, space, TuneCostParams{});
+    const MilpChoice milp = choose_blocking_milp(cpu, shapes, space, params);
     ASSERT_TRUE(milp.solved) << milp.status;
     EXPECT_NEAR(milp.best.predicted_s, ranked.front().predicted_s, 1e-9 * ranked.front().predicted_s) << "trial " << trial;
     EXPECT_NEAR(milp.objective_s, milp.best.predicted_s, 1e-6 * milp.best.predicted_s);
-    EXPECT_EQ(capacity_violation(cpu, milp.best.blocking), "");
+    EXPECT_EQ(capacity_violation(cpu, milp.best.blocking, params), "");
     // The unconstrained model minimum lies outside the rules in some trials: the rules decide those.
     double free_best = 1e300;
     for (int64_t kc : space.kc)
       for (int64_t mc : space.mc)
         for (int64_t nc : space.nc)
-          free_best = std::min(free_best, predict_seconds(cpu, shapes, trex::nn::Bf16Blocking{kc, mc, nc}, TuneCostParams{}));
+          free_best = std::min(free_best, predict_seconds(cpu, shapes, trex::nn::Bf16Blocking{kc, mc, nc}, params));
     if (free_best < ranked.front().predicted_s * (1 - 1e-12)) ++bound_by_rules;
   }
   EXPECT_GE(bound_by_rules, 4);
@@ -69,10 +71,19 @@ TEST(TuneGemm, MilpMatchesTheExhaustiveModelMinimum) {
 
 TEST(TuneGemm, CapacityRulesNameTheLevel) {
   const CpuModel z4 = cpu_preset("zen4");  // L1 32 KiB 8-way: 28 KiB for kc x (8 + 32) x 2 B
-  EXPECT_EQ(capacity_violation(z4, {320, 128, 512}), "");
-  EXPECT_NE(capacity_violation(z4, {512, 128, 512}).find("L1"), std::string::npos);
-  EXPECT_NE(capacity_violation(z4, {256, 2048, 512}).find("L2"), std::string::npos);
-  EXPECT_NE(capacity_violation(z4, {256, 128, 65536}).find("L3"), std::string::npos);
+  TuneCostParams blis;
+  blis.blis_l1_rule = true;
+  EXPECT_EQ(capacity_violation(z4, {320, 128, 512}, blis), "");
+  EXPECT_NE(capacity_violation(z4, {512, 128, 512}, blis).find("L1"), std::string::npos);
+  EXPECT_NE(capacity_violation(z4, {256, 2048, 512}, blis).find("L2"), std::string::npos);
+  EXPECT_NE(capacity_violation(z4, {256, 128, 65536}, blis).find("L3"), std::string::npos);
+  // The stream rule: a call on Zen 4 (64 bf16 FLOP/cycle at 90 %) reads 16·kc B of A from L2, plus 64·kc B of B
+  // once the micro-panels overflow L1: ≈ 9 B/cycle, within 32 B/cycle; at 8 B/cycle only L1-resident kc pass.
+  TuneCostParams stream;
+  EXPECT_EQ(capacity_violation(z4, {512, 128, 512}, stream), "");
+  stream.l2_bytes_per_cycle = 8;
+  EXPECT_EQ(capacity_violation(z4, {320, 128, 512}, stream), "");
+  EXPECT_NE(capacity_violation(z4, {512, 128, 512}, stream).find("B/cycle from L2"), std::string::npos);
   // More calls cost more: a smaller kc never predicts faster, all else equal.
   const GemmShape s{512, 1024, 2048, 1.0, ""};
   EXPECT_GT(predict_seconds(z4, s, {64, 128, 512}, TuneCostParams{}), predict_seconds(z4, s, {256, 128, 512}, TuneCostParams{}));
