@@ -72,9 +72,14 @@ int run_gemm(const Opts& o) {
   const auto shapes = o.shapes.empty() ? model_gemm_shapes(trex::model::load_model_config(o.model), o.tokens)
                                        : parse_shapes(o.shapes);
   TuneSpace space;
-  if (!o.kc.empty()) space.kc = o.kc;
-  if (!o.mc.empty()) space.mc = o.mc;
-  if (!o.nc.empty()) space.nc = o.nc;
+  auto distinct = [](std::vector<int64_t> v) {  // a value given twice would be one blocking counted twice
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  if (!o.kc.empty()) space.kc = distinct(o.kc);
+  if (!o.mc.empty()) space.mc = distinct(o.mc);
+  if (!o.nc.empty()) space.nc = distinct(o.nc);
   for (int64_t kc : space.kc)
     for (int64_t mc : space.mc)
       for (int64_t nc : space.nc) Bf16Blocking{kc, mc, nc}.validate();  // refuses a bad --kc/--mc/--nc value

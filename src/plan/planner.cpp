@@ -216,7 +216,7 @@ std::string estimate_breakdown(const Estimate& e) {
 std::string plan_to_text(const PlanRequest& req, const PlanResult& r) {
   const auto& w = req.workload;
   std::string s = fmt::format(
-      "trex plan: {} (seq {}, GBS {}, {:.2f}M tokens/step) on {} × {} ({}, {:.0f} TFLOPS, {:.0f} GB)\n",
+      "trex plan: {} (seq {}, GBS {}, {:.2f}M tokens/step) on {} × {} ({}, {:.4g} TFLOPS, {:.4g} GB)\n",
       req.model.name, req.model.seq_len, w.gbs, double(w.gbs) * double(req.model.seq_len) / 1e6, req.cluster.name,
       w.ranks, req.cluster.device, req.cluster.peak_tflops, req.cluster.hbm_gb);
   s += fmt::format("searched {} configurations in {:.1f} s: {} valid, {} fit in memory\n", r.tuples, r.seconds, r.valid,

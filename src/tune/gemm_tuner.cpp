@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
+#include <functional>
 
 #include "lp/model.hpp"
 #include "lp/solver.hpp"
