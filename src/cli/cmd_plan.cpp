@@ -20,8 +20,8 @@ struct Opts {
   std::string model, cluster = "cm384";
   long ranks = 0;
   int64_t gbs = 0, seq = 4096;
-  int top = 10, milp_top = 3;
-  double milp_time_limit = 30;
+  int top = 10, milp_top = 1;
+  double milp_time_limit = 20;
   std::vector<int> tp, pp, vpp, ep, etp, mbs;
   std::vector<std::string> recompute, optimizer;
   double dispatch_bytes = 2, combine_bytes = 2, imbalance = 1.0;
@@ -44,8 +44,13 @@ trex::plan::OptimizerPlacement parse_optimizer(const std::string& s) {
 
 int run(const Opts& o) {
   trex::plan::PlanRequest req;
-  const auto cfg = trex::model::load_model_config(o.model);
-  req.model = trex::plan::profile_model(cfg, o.seq, o.model);
+  bool dense = false;
+  for (const auto& g : trex::plan::dense_gpt_presets())
+    if (g.name == o.model) {
+      req.model = trex::plan::profile_dense_gpt(g, o.seq);
+      dense = true;
+    }
+  if (!dense) req.model = trex::plan::profile_model(trex::model::load_model_config(o.model), o.seq, o.model);
   req.cluster = trex::plan::load_cluster(o.cluster);
   req.workload.ranks = o.ranks;
   req.workload.gbs = o.gbs;
@@ -78,6 +83,10 @@ int run(const Opts& o) {
     for (const auto& r : o.optimizer)
       if (std::find(sp.optimizer.begin(), sp.optimizer.end(), parse_optimizer(r)) == sp.optimizer.end())
         sp.optimizer.push_back(parse_optimizer(r));
+  }
+  if (req.model.experts == 0) {  // a dense model: no expert dimensions to choose
+    if (sp.ep.empty()) sp.ep = {1};
+    if (o.etp.empty()) sp.etp = {1};
   }
   if (o.explain) {
     // One configuration: every dimension must be pinned to a single value.
@@ -134,7 +143,8 @@ trex::cli::CommandRegistrar reg(
     "plan", "Parallelism planner: rank TP/PP/VPP/EP/ETP/recompute/optimizer configurations by predicted step time",
     [](CLI::App& sub) -> trex::cli::Action {
       auto o = std::make_shared<Opts>();
-      sub.add_option("--model", o->model, "Preset name (tiny, bench, small) or a config.json (configs/deepseek-v4-pro.json)")
+      sub.add_option("--model", o->model, "A V4 preset (tiny, bench, small), a config.json (configs/deepseek-v4-pro.json), or a dense GPT "
+                                      "(gpt-175b, gpt-530b, gpt-1t)")
           ->required();
       sub.add_option("--cluster", o->cluster, "Cluster preset (cm384, h800, h100, h200, cpu2) or a JSON file")
           ->capture_default_str();

@@ -113,12 +113,18 @@ void Cluster::validate() const {
   }
 }
 
-std::vector<std::string> cluster_preset_names() { return {"cm384", "h800", "h100", "h200", "cpu2"}; }
+std::vector<std::string> cluster_preset_names() { return {"cm384", "a100", "h800", "h100", "h200", "cpu2"}; }
 
 Cluster cluster_preset(const std::string& name) {
   if (name == "cm384") return cm384();
   // H800: NVLink 400 GB/s total, ≈160 GB/s achieved per DeepSeek-V3; IB 50 GB/s.
   if (name == "h800") return nvidia("h800", "NVIDIA H800 SXM", 80, 3350, 160);
+  if (name == "a100") {  // PTD-P's machine: NVLink3 300 GB/s per direction, 8 x HDR 200 Gb/s per 8-GPU node
+    Cluster c = nvidia("a100", "NVIDIA A100 80GB SXM", 80, 2039, 300);
+    c.peak_tflops = 312;
+    c.tiers.back().gbps = c.tiers.back().a2a_gbps = 25;
+    return c;
+  }
   if (name == "h100") return nvidia("h100", "NVIDIA H100 SXM", 80, 3350, 450);
   if (name == "h200") return nvidia("h200", "NVIDIA H200 SXM", 141, 4800, 450);
   if (name == "cpu2") return cpu2();

@@ -24,6 +24,14 @@ constexpr double kGB = 1e9;
 // streams only; selective recomputes the routed experts' insides and keeps their inputs.
 double activation_bytes_per_token(const ModelProfile& m, Recompute r) {
   const double d = double(m.hidden), n = double(m.hc_mult), f = double(m.expert_ffn), k = double(m.top_k);
+  if (m.dense_gpt) {
+    switch (r) {
+      case Recompute::Full: return 2 * d;
+      case Recompute::Selective: return 34 * d;
+      case Recompute::None: break;
+    }
+    return 34 * d + 5.0 * double(m.heads) * double(m.seq_len);
+  }
   const double attention = d + 2.0 * double(m.q_lora) + 3.0 * double(m.heads * m.head_dim) +
                            2.0 * double(m.head_dim) + double(m.o_groups * m.o_lora);
   const double mhc = 3 * n * d, shared = d + 3 * f;
@@ -83,6 +91,39 @@ ModelProfile profile_model(const model::ModelConfig& cfg, int64_t seq_len, const
   }
   m.head_flops = bf.head;
   m.forward_flops += bf.head;
+  return m;
+}
+
+std::vector<DenseGpt> dense_gpt_presets() {
+  return {{"gpt-175b", 96, 12288, 96, 51200}, {"gpt-530b", 105, 20480, 128, 51200}, {"gpt-1t", 128, 25600, 160, 51200}};
+}
+
+ModelProfile profile_dense_gpt(const DenseGpt& g, int64_t seq_len) {
+  if (seq_len <= 0 || g.layers <= 0 || g.hidden <= 0 || g.heads <= 0 || g.vocab <= 0)
+    throw Error("plan: a dense GPT needs positive layers, hidden, heads, vocab and sequence length");
+  ModelProfile m;
+  m.name = g.name;
+  m.dense_gpt = true;
+  m.seq_len = seq_len;
+  m.hidden = g.hidden;
+  m.heads = g.heads;
+  m.vocab = g.vocab;
+  m.hc_mult = 1;  // one residual stream: pipeline sends carry s·b·d
+  m.head_dim = g.hidden / g.heads;
+  const double d = double(g.hidden), s = double(seq_len);
+  for (int64_t l = 0; l < g.layers; ++l) {
+    LayerProfile lp;
+    lp.moe = false;
+    lp.dense_params = 12 * d * d + 13 * d;
+    lp.dense_flops = 24 * d * d;
+    lp.attention_flops = 4 * s * d;
+    m.layers.push_back(lp);
+    m.forward_flops += lp.dense_flops + lp.attention_flops;
+  }
+  m.embedding_params = double(g.vocab) * d + s * d;
+  m.head_params = double(g.vocab) * d + 2 * d;
+  m.head_flops = 2 * double(g.vocab) * d;
+  m.forward_flops += m.head_flops;
   return m;
 }
 

@@ -28,6 +28,7 @@ struct LayerProfile {
 
 struct ModelProfile {
   std::string name;
+  bool dense_gpt = false;  // a dense GPT (Megatron's layout) instead of DeepSeek-V4
   int64_t seq_len = 0, hidden = 0, heads = 0, experts = 0, top_k = 0, expert_ffn = 0, vocab = 0, hc_mult = 0;
   int64_t head_dim = 0, q_lora = 0, o_groups = 0, o_lora = 0;
   std::vector<LayerProfile> layers;
@@ -38,6 +39,18 @@ struct ModelProfile {
   double forward_flops = 0;      // per token, whole model (§10 F_fwd, MTP included)
 };
 ModelProfile profile_model(const model::ModelConfig& cfg, int64_t seq_len, const std::string& name = "");
+
+// Dense GPT models as Megatron counts them, for checking the planner against published runs (PTD-P):
+// per layer 12·d² + 13·d parameters and 24·d² + 4·s·d forward FLOPs per token (Narayanan et al.'s
+// 96·B·s·L·d²·(1 + s/(6d) + V/(16·L·d)) per iteration with recompute, divided by its four passes), untied
+// V·d embedding (+ s·d positions) and output layer; activations by Korthikanti et al.'s table (34·d + 5·a·s
+// bytes per token without recompute, 34·d selective, 2·d full).
+struct DenseGpt {
+  std::string name;
+  int64_t layers = 0, hidden = 0, heads = 0, vocab = 51200;
+};
+std::vector<DenseGpt> dense_gpt_presets();  // gpt-175b, gpt-530b, gpt-1t (PTD-P's Table 1 shapes)
+ModelProfile profile_dense_gpt(const DenseGpt& g, int64_t seq_len);
 
 // Host swap keeps two optimizer buckets of 0.5 GB on the device (double buffering).
 constexpr double kHostSwapBufferGB = 1.0;

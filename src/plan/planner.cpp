@@ -104,8 +104,9 @@ std::string rule_violation(const Candidate& k, const ModelProfile& m, const Clus
   if (w.ranks % (long(k.tp) * k.cp * k.pp) != 0) return "ranks % (tp·cp·pp) != 0";
   if ((w.ranks / k.pp) % (long(k.ep) * k.etp) != 0) return "ranks/pp % (ep·etp) != 0";
   if (m.heads % k.tp != 0) return "heads % tp != 0";
-  if (m.experts % k.ep != 0) return "experts % ep != 0";
-  if (m.expert_ffn % k.etp != 0) return "expert ffn % etp != 0";
+  if (m.experts > 0 && m.experts % k.ep != 0) return "experts % ep != 0";
+  if (m.experts > 0 && m.expert_ffn % k.etp != 0) return "expert ffn % etp != 0";
+  if (m.experts == 0 && (k.ep > 1 || k.etp > 1)) return "ep, etp > 1 in a dense model";
   if (long(k.tp) * k.cp > c.tiers.front().ranks) return "tp·cp beyond the fastest tier";
   if (k.etp > c.tiers.front().ranks) return "etp beyond the fastest tier";
   if (k.pp == 1 && k.vpp > 1) return "vpp without pp";
@@ -138,7 +139,9 @@ PlanResult run_plan(const PlanRequest& req) {
   if (w.ranks < 1) throw Error("plan: --ranks must be at least 1");
   if (w.gbs < 1) throw Error("plan: --gbs must be at least 1");
   const auto pps = req.space.pp.empty() ? divisors_up_to(w.ranks, long(m.layers.size())) : req.space.pp;
-  const auto eps = req.space.ep.empty() ? powers_of_two_dividing(m.experts) : req.space.ep;
+  const bool moe = m.experts > 0;  // a dense model has no expert dimensions to split
+  const auto eps = !moe ? std::vector<int>{1} : req.space.ep.empty() ? powers_of_two_dividing(m.experts) : req.space.ep;
+  const auto etps = moe ? req.space.etp : std::vector<int>{1};
   PlanResult r;
   std::vector<RankedPlan> fit;
   std::optional<Estimate> best_unfit;
@@ -146,7 +149,7 @@ PlanResult run_plan(const PlanRequest& req) {
     for (int pp : pps)
       for (int vpp : req.space.vpp)
         for (int ep : eps)
-          for (int etp : req.space.etp)
+          for (int etp : etps)
             for (int mbs : req.space.mbs) {
               Candidate base;
               base.tp = tp;
@@ -243,9 +246,15 @@ std::string plan_to_text(const PlanRequest& req, const PlanResult& r) {
     const auto& rp = r.ranked[i];
     if (!rp.milp) continue;
     const auto& mi = *rp.milp;
-    const bool agree = mi.feasible && std::abs(mi.max_seconds - rp.dp.max_seconds) <= 1e-6 * rp.dp.max_seconds;
-    s += fmt::format("#{} stages {} (MILP on CBC: {}, {:.2f} s; {} the DP)\n", i + 1, cut_text(rp.dp.first), mi.status,
-                     mi.solve_seconds, agree ? "same slowest stage as" : "DIFFERS from");
+    std::string verdict;
+    if (!mi.feasible)
+      verdict = "not solved to optimality; the DP's cut stands";
+    else if (std::abs(mi.max_seconds - rp.dp.max_seconds) <= 1e-6 * rp.dp.max_seconds)
+      verdict = "same slowest stage as the DP";
+    else
+      verdict = "DIFFERS from the DP";  // would be a bug in one of them: both solve the same problem exactly
+    s += fmt::format("#{} stages {} (MILP on CBC: {}, {:.2f} s; {})\n", i + 1, cut_text(rp.dp.first), mi.status,
+                     mi.solve_seconds, verdict);
   }
   s += "\n" + estimate_breakdown(r.ranked.front().estimate);
   return s;

@@ -33,8 +33,8 @@ struct PlanRequest {
   Workload workload;
   SearchSpace space;
   int top = 10;               // candidates listed
-  int milp_top = 3;           // of those, how many get their stages re-solved by the MILP (0: none)
-  double milp_time_limit = 30.0;
+  int milp_top = 1;           // of those, how many get their stages re-solved by the MILP (0: none)
+  double milp_time_limit = 20.0;
 };
 
 struct RankedPlan {
