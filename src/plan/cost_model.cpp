@@ -233,7 +233,6 @@ LayerCosts layer_costs(const ModelProfile& m, const Cluster& c, const Workload& 
     if (lp.moe && k.etp > 1)
       comm += 2 * a2a_pairs *
               reduce_scatter_seconds(tokens_rank * double(m.top_k) * d * 2, k.etp, etp_tier.gbps, etp_tier.latency_us);
-    lc.compute_s.push_back(compute);
     lc.tp_s.push_back(tp_comm);
     lc.ep_s.push_back(comm - tp_comm);
     lc.seconds.push_back(compute + comm);

@@ -1,5 +1,5 @@
 // The planner's cost model (PLANNER_AND_TUNER.md §A3): for one parallel configuration (a Candidate) of a
-// DeepSeek-V4 model on a Cluster, the memory each pipeline stage needs and the time of one training step —
+// DeepSeek-V4 model (or a dense GPT, to check against published runs) on a Cluster, the memory each pipeline stage needs and the time of one training step —
 // compute per op class, tensor/expert/pipeline/data-parallel communication by network tier, the pipeline
 // bubble and the optimizer step (with host swap) — from which tokens/s and MFU follow.
 //
@@ -114,7 +114,7 @@ struct Estimate {
 // layer and the memory it adds on a stage holding `inflight` micro-batches.
 struct LayerCosts {
   std::vector<double> seconds;        // per layer, one micro-batch: compute + tp + ep
-  std::vector<double> compute_s, tp_s, ep_s;  // its parts (ep: the exposed share of the all-to-alls)
+  std::vector<double> tp_s, ep_s;     // its communication parts (ep: the exposed share of the all-to-alls)
   std::vector<double> static_gb;      // per layer: weights + grads + optimizer
   std::vector<double> activation_gb;  // per layer per in-flight micro-batch
   double working_gb = 0;              // one layer's full working set (held once with full recompute)
