@@ -252,7 +252,7 @@ TEST(GemmBf16, RoundToBf16MatchesFloatToBf16) {
 
 // Operands given in bf16 (GemmCall::a_bf16 / b_bf16, the fp32 pointers null) give the same bits as the fp32
 // operands rounded by the kernel: every transpose, odd k and odd leading dimensions (A copied), even ones (A
-// read in place, a partial last panel copied), k across the kKC block, partial tiles.
+// read in place, a partial last panel copied), k across the kc block, partial tiles.
 TEST(GemmBf16, Bf16OperandsGiveTheSameBitsAsRoundedFp32) {
   require_cpu();
   trex::Rng rng(31);
