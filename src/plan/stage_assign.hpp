@@ -1,7 +1,7 @@
 // Stage assignment (PLANNER_AND_TUNER.md §A7): cut the layers of one parallel configuration into pp contiguous
 // stages so that the slowest stage is as fast as possible while every stage fits in device memory. The MILP
-// (binary x[l][s] = layer l on stage s, epigraph T ≥ each stage's time) is solved with CBC through trex's LP
-// core; the dynamic programme over cut points is its readable reference (exact for this objective), used to
+// (staircase binaries u[s][l] = layer l on stage s or later, epigraph T ≥ each stage's time, a memory row per
+// stage) is solved with CBC through trex's LP core; the dynamic programme over cut points is its readable reference (exact for this objective), used to
 // screen every candidate and by the tests to check the MILP.
 #pragma once
 #include <cstdint>
