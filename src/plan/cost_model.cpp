@@ -252,12 +252,39 @@ LayerCosts layer_costs(const ModelProfile& m, const Cluster& c, const Workload& 
   return lc;
 }
 
+StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candidate& k) {
+  StageProblem p;
+  p.seconds = lc.seconds;
+  p.static_gb = lc.static_gb;
+  p.activation_gb = lc.activation_gb;
+  for (int s = 0; s < k.pp; ++s) p.inflight.push_back(inflight_micro_batches(s, k.pp, k.vpp, k.micro_batches));
+  p.first_gb = lc.first_static_gb;
+  p.last_gb = lc.last_static_gb + lc.last_activation_gb;
+  p.last_seconds = lc.last_seconds;
+  p.fixed_gb = lc.working_gb + (k.optimizer == OptimizerPlacement::HostSwap ? kHostSwapBufferGB : 0.0);
+  p.cap_gb = c.hbm_gb - c.reserve_gb;
+  return p;
+}
+
+double stage_seconds(const StageProblem& p, int stage, int64_t begin, int64_t end) {
+  double t = stage == p.stages() - 1 ? p.last_seconds : 0.0;
+  for (int64_t l = begin; l < end; ++l) t += p.seconds[size_t(l)];
+  return t;
+}
+
+double stage_memory_gb(const StageProblem& p, int stage, int64_t begin, int64_t end) {
+  double m = p.fixed_gb + (stage == 0 ? p.first_gb : 0.0) + (stage == p.stages() - 1 ? p.last_gb : 0.0);
+  for (int64_t l = begin; l < end; ++l)
+    m += p.static_gb[size_t(l)] + p.inflight[size_t(stage)] * p.activation_gb[size_t(l)];
+  return m;
+}
+
 Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, const Candidate& k,
-                  const std::vector<int64_t>& first) {
+                  const LayerCosts& lc, const std::vector<int64_t>& first) {
   const int p = k.pp;
   if (int(first.size()) != p + 1 || first.front() != 0 || first.back() != int64_t(m.layers.size()))
     throw Error("plan::estimate: the stage cut must cover every layer once");
-  const LayerCosts lc = layer_costs(m, c, w, k);
+  const StageProblem prob = stage_problem(lc, c, k);
   Estimate e;
   e.cand = k;
   e.memory_cap_gb = c.hbm_gb - c.reserve_gb;
@@ -269,7 +296,6 @@ Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, co
                                     (tokens_rank * double(m.hc_mult * m.hidden) * 2 / (pp_tier.gbps * kGB) +
                                      pp_tier.latency_us * 1e-6)
                               : 0.0;
-  const bool opt_dev = k.optimizer != OptimizerPlacement::HostSwap;
   const Tier& dp_tier = c.tier_for(w.ranks / p);
   std::vector<double> times;
   int critical = 0;
@@ -278,34 +304,29 @@ Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, co
     sc.first_layer = first[size_t(s)];
     sc.end_layer = first[size_t(s) + 1];
     if (sc.end_layer <= sc.first_layer) throw Error("plan::estimate: every stage needs at least one layer");
-    double stat = 0, act = 0, secs = 0, dense_params = 0, expert_params = 0;
-    const double held = inflight_micro_batches(s, p, k.vpp, k.micro_batches);
+    double stat = 0, dense_params = 0, expert_params = 0;
     for (int64_t l = sc.first_layer; l < sc.end_layer; ++l) {
       stat += lc.static_gb[size_t(l)];
-      act += lc.activation_gb[size_t(l)] * held;
-      secs += lc.seconds[size_t(l)];
       dense_params += m.layers[size_t(l)].dense_params / k.tp;
       expert_params += m.layers[size_t(l)].expert_params / (double(k.ep) * k.etp);
     }
-    act += lc.working_gb;
     if (s == 0) {
       stat += lc.first_static_gb;
       dense_params += m.embedding_params / k.tp;
     }
     if (s == p - 1) {
       stat += lc.last_static_gb;
-      act += lc.last_activation_gb;
-      secs += lc.last_seconds;
       dense_params += m.head_params / k.tp;
       expert_params += m.head_expert_params / (double(k.ep) * k.etp);
     }
-    // Split the static bytes back into weights / grads / optimizer for the report.
+    const double secs = stage_seconds(prob, s, sc.first_layer, sc.end_layer);
+    sc.memory_gb = stage_memory_gb(prob, s, sc.first_layer, sc.end_layer);
+    // Split the memory back into weights / grads / optimizer / activations for the report.
     const double params = dense_params + expert_params;
     sc.weights_gb = 2 * params / kGB;
     sc.grads_gb = 4 * params / kGB;
     sc.optimizer_gb = std::max(0.0, stat - sc.weights_gb - sc.grads_gb);  // 0 with host swap (rounding aside)
-    sc.activations_gb = act;
-    sc.memory_gb = stat + act + (opt_dev ? 0.0 : kHostSwapBufferGB);
+    sc.activations_gb = sc.memory_gb - stat - (k.optimizer == OptimizerPlacement::HostSwap ? kHostSwapBufferGB : 0.0);
     sc.compute_s = secs;
     sc.comm_s = pp_one;
     times.push_back(secs + pp_one);
@@ -328,7 +349,7 @@ Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, co
                              ? params
                              : dense_params / double(dense_group) + expert_params / double(expert_group);
     double opt = 32.0 * shard / (c.hbm_gbps * kGB);  // read w, g, master, m, v; write w, master, m, v
-    if (!opt_dev) opt += (1.0 - c.overlap_swap) * 2.0 * 12.0 * shard / (c.host_gbps * kGB);
+    if (k.optimizer == OptimizerPlacement::HostSwap) opt += (1.0 - c.overlap_swap) * 2.0 * 12.0 * shard / (c.host_gbps * kGB);
     e.optimizer_s = std::max(e.optimizer_s, opt);
     e.stages.push_back(sc);
   }

@@ -122,8 +122,28 @@ struct LayerCosts {
 };
 LayerCosts layer_costs(const ModelProfile& m, const Cluster& c, const Workload& w, const Candidate& cand);
 
-// The full estimate for a given cut of the layers into stages (first[s] .. first[s+1]).
+// What the stage assignment (stage_assign.hpp) optimises and the estimate reports: per-layer time and memory of
+// one candidate, and what only the first / last / every stage adds.
+struct StageProblem {
+  std::vector<double> seconds, static_gb, activation_gb;  // per layer
+  std::vector<double> inflight;                           // per stage: micro-batches whose activations it holds
+  double first_gb = 0;        // stage 0 only (embedding)
+  double last_gb = 0;         // last stage only (head, MTP, logits)
+  double last_seconds = 0;    // last stage only (head, MTP)
+  double fixed_gb = 0;        // every stage (one recomputed layer's working set, swap buffers)
+  double cap_gb = 0;
+  int stages() const { return int(inflight.size()); }
+};
+StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candidate& k);
+
+// A stage's time (one micro-batch, without the pipeline sends) and memory under a cut: the one formula the DP,
+// the MILP and the estimate share.
+double stage_seconds(const StageProblem& p, int stage, int64_t begin, int64_t end);
+double stage_memory_gb(const StageProblem& p, int stage, int64_t begin, int64_t end);
+
+// The full estimate for a given cut of the layers into stages (first[s] .. first[s+1]), from the candidate's
+// layer_costs.
 Estimate estimate(const ModelProfile& m, const Cluster& c, const Workload& w, const Candidate& cand,
-                  const std::vector<int64_t>& first);
+                  const LayerCosts& lc, const std::vector<int64_t>& first);
 
 }  // namespace trex::plan

@@ -119,15 +119,14 @@ std::string rule_violation(const Candidate& k, const ModelProfile& m, const Clus
 
 std::optional<RankedPlan> plan_candidate(const PlanRequest& req, const Candidate& k, Estimate* unfit) {
   const LayerCosts lc = layer_costs(req.model, req.cluster, req.workload, k);
-  const StageProblem prob = stage_problem(lc, req.cluster, k);
   RankedPlan rp;
-  rp.dp = assign_stages_dp(prob);
+  rp.dp = assign_stages_dp(stage_problem(lc, req.cluster, k));
   if (!rp.dp.feasible) {
     if (unfit)
-      *unfit = estimate(req.model, req.cluster, req.workload, k, even_cut(int64_t(req.model.layers.size()), k.pp));
+      *unfit = estimate(req.model, req.cluster, req.workload, k, lc, even_cut(int64_t(req.model.layers.size()), k.pp));
     return std::nullopt;
   }
-  rp.estimate = estimate(req.model, req.cluster, req.workload, k, rp.dp.first);
+  rp.estimate = estimate(req.model, req.cluster, req.workload, k, lc, rp.dp.first);
   return rp;
 }
 

@@ -17,33 +17,6 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 }  // namespace
 
-StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candidate& k) {
-  StageProblem p;
-  p.seconds = lc.seconds;
-  p.static_gb = lc.static_gb;
-  p.activation_gb = lc.activation_gb;
-  for (int s = 0; s < k.pp; ++s) p.inflight.push_back(inflight_micro_batches(s, k.pp, k.vpp, k.micro_batches));
-  p.first_gb = lc.first_static_gb;
-  p.last_gb = lc.last_static_gb + lc.last_activation_gb;
-  p.last_seconds = lc.last_seconds;
-  p.fixed_gb = lc.working_gb + (k.optimizer == OptimizerPlacement::HostSwap ? kHostSwapBufferGB : 0.0);
-  p.cap_gb = c.hbm_gb - c.reserve_gb;
-  return p;
-}
-
-double stage_seconds(const StageProblem& p, int stage, int64_t begin, int64_t end) {
-  double t = stage == p.stages() - 1 ? p.last_seconds : 0.0;
-  for (int64_t l = begin; l < end; ++l) t += p.seconds[size_t(l)];
-  return t;
-}
-
-double stage_memory_gb(const StageProblem& p, int stage, int64_t begin, int64_t end) {
-  double m = p.fixed_gb + (stage == 0 ? p.first_gb : 0.0) + (stage == p.stages() - 1 ? p.last_gb : 0.0);
-  for (int64_t l = begin; l < end; ++l)
-    m += p.static_gb[size_t(l)] + p.inflight[size_t(stage)] * p.activation_gb[size_t(l)];
-  return m;
-}
-
 StageSolution assign_stages_dp(const StageProblem& p) {
   Timer timer;
   const int S = p.stages();

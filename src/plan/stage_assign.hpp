@@ -2,7 +2,8 @@
 // stages so that the slowest stage is as fast as possible while every stage fits in device memory. The MILP
 // (staircase binaries u[s][l] = layer l on stage s or later, epigraph T ≥ each stage's time, a memory row per
 // stage) is solved with CBC through trex's LP core; the dynamic programme over cut points is its readable reference (exact for this objective), used to
-// screen every candidate and by the tests to check the MILP.
+// screen every candidate and by the tests to check the MILP. What a stage costs under a cut (StageProblem,
+// stage_seconds, stage_memory_gb) is the cost model's (cost_model.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,18 +12,6 @@
 #include "plan/cost_model.hpp"
 
 namespace trex::plan {
-
-struct StageProblem {
-  std::vector<double> seconds, static_gb, activation_gb;  // per layer
-  std::vector<double> inflight;                           // per stage: micro-batches whose activations it holds
-  double first_gb = 0;        // stage 0 only (embedding)
-  double last_gb = 0;         // last stage only (head, MTP, logits)
-  double last_seconds = 0;    // last stage only (head, MTP)
-  double fixed_gb = 0;        // every stage (one recomputed layer's working set, swap buffers)
-  double cap_gb = 0;
-  int stages() const { return int(inflight.size()); }
-};
-StageProblem stage_problem(const LayerCosts& lc, const Cluster& c, const Candidate& k);
 
 struct StageSolution {
   bool feasible = false;
@@ -34,8 +23,5 @@ struct StageSolution {
 
 StageSolution assign_stages_dp(const StageProblem& p);
 StageSolution assign_stages_milp(const StageProblem& p, double time_limit_s = 30.0);
-// A stage's time and memory under a cut (what both methods optimise; tests use it to check solutions).
-double stage_seconds(const StageProblem& p, int stage, int64_t begin, int64_t end);
-double stage_memory_gb(const StageProblem& p, int stage, int64_t begin, int64_t end);
 
 }  // namespace trex::plan
