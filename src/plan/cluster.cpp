@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "util/error.hpp"
 #include "util/jsonl.hpp"
@@ -69,6 +70,22 @@ Cluster cpu2() {
   c.overlap_ep = 0.0;
   return c;
 }
+
+// The cluster's numeric fields by their JSON names, in file order: the reader and the writer share this list.
+constexpr std::pair<const char*, double Cluster::*> kNumberFields[] = {
+    {"peak_tflops", &Cluster::peak_tflops},
+    {"hbm_gb", &Cluster::hbm_gb},
+    {"hbm_gbps", &Cluster::hbm_gbps},
+    {"reserve_gb", &Cluster::reserve_gb},
+    {"host_gbps", &Cluster::host_gbps},
+    {"eff_dense", &Cluster::eff_dense},
+    {"eff_expert", &Cluster::eff_expert},
+    {"eff_attention", &Cluster::eff_attention},
+    {"expert_half_rows", &Cluster::expert_half_rows},
+    {"overlap_dp", &Cluster::overlap_dp},
+    {"overlap_ep", &Cluster::overlap_ep},
+    {"overlap_swap", &Cluster::overlap_swap},
+};
 
 double number(const nlohmann::json& j, const char* key, double fallback, const std::string& source) {
   if (!j.contains(key)) return fallback;
@@ -143,18 +160,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& source) {
   if (j.contains("name")) c.name = j.at("name").get<std::string>();
   if (c.name.empty()) c.name = source;
   if (j.contains("device")) c.device = j.at("device").get<std::string>();
-  c.peak_tflops = number(j, "peak_tflops", c.peak_tflops, source);
-  c.hbm_gb = number(j, "hbm_gb", c.hbm_gb, source);
-  c.hbm_gbps = number(j, "hbm_gbps", c.hbm_gbps, source);
-  c.reserve_gb = number(j, "reserve_gb", c.reserve_gb, source);
-  c.host_gbps = number(j, "host_gbps", c.host_gbps, source);
-  c.eff_dense = number(j, "eff_dense", c.eff_dense, source);
-  c.eff_expert = number(j, "eff_expert", c.eff_expert, source);
-  c.eff_attention = number(j, "eff_attention", c.eff_attention, source);
-  c.expert_half_rows = number(j, "expert_half_rows", c.expert_half_rows, source);
-  c.overlap_dp = number(j, "overlap_dp", c.overlap_dp, source);
-  c.overlap_ep = number(j, "overlap_ep", c.overlap_ep, source);
-  c.overlap_swap = number(j, "overlap_swap", c.overlap_swap, source);
+  for (const auto& [key, field] : kNumberFields) c.*field = number(j, key, c.*field, source);
   if (j.contains("tiers")) {
     const auto& ts = j.at("tiers");
     if (!ts.is_array()) throw Error(source + ": field 'tiers' must be an array");
@@ -193,18 +199,7 @@ nlohmann::ordered_json cluster_to_json(const Cluster& c) {
   nlohmann::ordered_json j;
   j["name"] = c.name;
   j["device"] = c.device;
-  j["peak_tflops"] = c.peak_tflops;
-  j["hbm_gb"] = c.hbm_gb;
-  j["hbm_gbps"] = c.hbm_gbps;
-  j["reserve_gb"] = c.reserve_gb;
-  j["host_gbps"] = c.host_gbps;
-  j["eff_dense"] = c.eff_dense;
-  j["eff_expert"] = c.eff_expert;
-  j["eff_attention"] = c.eff_attention;
-  j["expert_half_rows"] = c.expert_half_rows;
-  j["overlap_dp"] = c.overlap_dp;
-  j["overlap_ep"] = c.overlap_ep;
-  j["overlap_swap"] = c.overlap_swap;
+  for (const auto& [key, field] : kNumberFields) j[key] = c.*field;
   auto tiers = nlohmann::ordered_json::array();
   for (const auto& t : c.tiers) {
     nlohmann::ordered_json tj;
