@@ -76,17 +76,8 @@ TEST(PlanCostModel, StaticMemoryIsTheMegatronEstimatorOverTheRanksShare) {
   const auto cfg = trex::model::ModelConfig::preset("tiny");
   const auto m = profile_model(cfg, 256, "tiny");
   Cluster c = cluster_preset("cpu2");
-  Workload w;
-  w.ranks = 4;
-  w.gbs = 8;
-  Candidate k;
-  k.tp = 1;
-  k.pp = 1;
-  k.ep = 2;
-  k.dp = 4;
-  k.edp = 2;
-  k.mbs = 2;
-  k.micro_batches = 1;
+  const Workload w{.ranks = 4, .gbs = 8};
+  Candidate k{.tp = 1, .pp = 1, .ep = 2, .dp = 4, .edp = 2, .mbs = 2, .micro_batches = 1};
   for (auto opt : {OptimizerPlacement::Replicated, OptimizerPlacement::Sharded, OptimizerPlacement::HostSwap}) {
     k.optimizer = opt;
     const auto lc = layer_costs(m, c, w, k);
@@ -105,17 +96,8 @@ TEST(PlanCostModel, RecomputeTradesMemoryForTime) {
   const auto cfg = trex::model::load_model_config(kPro.string());
   const auto m = profile_model(cfg, 4096, "pro");
   const Cluster c = cluster_preset("cm384");
-  Workload w;
-  w.ranks = 512;
-  w.gbs = 1024;
-  Candidate k;
-  k.tp = 2;
-  k.pp = 8;
-  k.vpp = 2;
-  k.ep = 64;
-  k.dp = 32;
-  k.edp = 1;
-  k.micro_batches = 32;
+  const Workload w{.ranks = 512, .gbs = 1024};
+  Candidate k{.tp = 2, .pp = 8, .vpp = 2, .ep = 64, .dp = 32, .edp = 1, .micro_batches = 32};
   std::vector<double> secs, act;
   for (auto r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
     k.recompute = r;

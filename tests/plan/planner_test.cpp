@@ -28,16 +28,7 @@ PlanRequest pro_request() {
 }
 
 Candidate trex_pro(OptimizerPlacement opt) {
-  Candidate k;
-  k.tp = 2;
-  k.pp = 8;
-  k.vpp = 2;
-  k.ep = 64;
-  k.etp = 1;
-  k.mbs = 1;
-  k.recompute = Recompute::Full;
-  k.optimizer = opt;
-  return k;
+  return {.tp = 2, .pp = 8, .vpp = 2, .ep = 64, .etp = 1, .mbs = 1, .recompute = Recompute::Full, .optimizer = opt};
 }
 
 TEST(PlanRules, EachIntegerRuleIsNamed) {
@@ -129,13 +120,9 @@ TEST(PlanPtdp, OneTrillionGptLandsAtTheRightMagnitude) {
   req.cluster = cluster_preset("a100");
   req.workload.ranks = 3072;
   req.workload.gbs = 3072;
-  Candidate k;
-  k.tp = 8;
-  k.pp = 64;
-  k.vpp = 2;
-  k.mbs = 1;
-  k.recompute = Recompute::Full;
-  k.optimizer = OptimizerPlacement::Replicated;  // PTD-P predates the distributed optimizer
+  // Replicated optimizer: PTD-P predates the distributed optimizer.
+  Candidate k{.tp = 8, .pp = 64, .vpp = 2, .mbs = 1, .recompute = Recompute::Full,
+              .optimizer = OptimizerPlacement::Replicated};
   ASSERT_EQ(rule_violation(k, req.model, req.cluster, req.workload), "");
   ASSERT_TRUE(complete_candidate(k, req.workload));
   EXPECT_EQ(k.dp, 6);
