@@ -3,7 +3,6 @@
 // memory with their predicted step time, tokens/s, MFU and binding constraint; --explain prints one given
 // configuration's per-stage breakdown instead. Exit 0 when a plan was printed (also when nothing fits:
 // that is an answer), 2 on bad input.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -61,28 +60,19 @@ int run(const Opts& o) {
   req.milp_top = o.milp_top;
   req.milp_time_limit = o.milp_time_limit;
   auto& sp = req.space;
-  auto distinct = [](std::vector<int> v) {  // a value given twice would be one configuration counted twice
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    return v;
-  };
-  if (!o.tp.empty()) sp.tp = distinct(o.tp);
-  if (!o.pp.empty()) sp.pp = distinct(o.pp);
-  if (!o.vpp.empty()) sp.vpp = distinct(o.vpp);
-  if (!o.ep.empty()) sp.ep = distinct(o.ep);
-  if (!o.etp.empty()) sp.etp = distinct(o.etp);
-  if (!o.mbs.empty()) sp.mbs = distinct(o.mbs);
+  if (!o.tp.empty()) sp.tp = o.tp;
+  if (!o.pp.empty()) sp.pp = o.pp;
+  if (!o.vpp.empty()) sp.vpp = o.vpp;
+  if (!o.ep.empty()) sp.ep = o.ep;
+  if (!o.etp.empty()) sp.etp = o.etp;
+  if (!o.mbs.empty()) sp.mbs = o.mbs;
   if (!o.recompute.empty()) {
     sp.recompute.clear();
-    for (const auto& r : o.recompute)
-      if (std::find(sp.recompute.begin(), sp.recompute.end(), parse_recompute(r)) == sp.recompute.end())
-        sp.recompute.push_back(parse_recompute(r));
+    for (const auto& r : o.recompute) sp.recompute.push_back(parse_recompute(r));
   }
   if (!o.optimizer.empty()) {
     sp.optimizer.clear();
-    for (const auto& r : o.optimizer)
-      if (std::find(sp.optimizer.begin(), sp.optimizer.end(), parse_optimizer(r)) == sp.optimizer.end())
-        sp.optimizer.push_back(parse_optimizer(r));
+    for (const auto& r : o.optimizer) sp.optimizer.push_back(parse_optimizer(r));
   }
   if (req.model.experts == 0) {  // a dense model: no expert dimensions to choose
     if (sp.ep.empty()) sp.ep = {1};

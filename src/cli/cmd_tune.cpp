@@ -17,6 +17,7 @@
 #include "tune/gemm_tuner.hpp"
 #include "util/error.hpp"
 #include "util/progress.hpp"
+#include "util/sorted_unique.hpp"
 
 namespace {
 
@@ -72,14 +73,9 @@ int run_gemm(const Opts& o) {
   const auto shapes = o.shapes.empty() ? model_gemm_shapes(trex::model::load_model_config(o.model), o.tokens)
                                        : parse_shapes(o.shapes);
   TuneSpace space;
-  auto distinct = [](std::vector<int64_t> v) {  // a value given twice would be one blocking counted twice
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    return v;
-  };
-  if (!o.kc.empty()) space.kc = distinct(o.kc);
-  if (!o.mc.empty()) space.mc = distinct(o.mc);
-  if (!o.nc.empty()) space.nc = distinct(o.nc);
+  if (!o.kc.empty()) space.kc = trex::sorted_unique(o.kc);  // counted once, as the tuner does
+  if (!o.mc.empty()) space.mc = trex::sorted_unique(o.mc);
+  if (!o.nc.empty()) space.nc = trex::sorted_unique(o.nc);
   for (int64_t kc : space.kc)
     for (int64_t mc : space.mc)
       for (int64_t nc : space.nc) Bf16Blocking{kc, mc, nc}.validate();  // refuses a bad --kc/--mc/--nc value

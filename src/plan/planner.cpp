@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "util/error.hpp"
+#include "util/sorted_unique.hpp"
 #include "util/timer.hpp"
 
 namespace trex::plan {
@@ -137,19 +138,29 @@ PlanResult run_plan(const PlanRequest& req) {
   req.cluster.validate();
   if (w.ranks < 1) throw Error("plan: --ranks must be at least 1");
   if (w.gbs < 1) throw Error("plan: --gbs must be at least 1");
-  const auto pps = req.space.pp.empty() ? divisors_up_to(w.ranks, long(m.layers.size())) : req.space.pp;
+  // Each value once, however often the request lists it.
+  SearchSpace space;
+  space.tp = sorted_unique(req.space.tp);
+  space.vpp = sorted_unique(req.space.vpp);
+  space.etp = sorted_unique(req.space.etp);
+  space.mbs = sorted_unique(req.space.mbs);
+  space.pp = sorted_unique(req.space.pp);
+  space.ep = sorted_unique(req.space.ep);
+  space.recompute = sorted_unique(req.space.recompute);
+  space.optimizer = sorted_unique(req.space.optimizer);
+  const auto pps = space.pp.empty() ? divisors_up_to(w.ranks, long(m.layers.size())) : space.pp;
   const bool moe = m.experts > 0;  // a dense model has no expert dimensions to split
-  const auto eps = !moe ? std::vector<int>{1} : req.space.ep.empty() ? powers_of_two_dividing(m.experts) : req.space.ep;
-  const auto etps = moe ? req.space.etp : std::vector<int>{1};
+  const auto eps = !moe ? std::vector<int>{1} : space.ep.empty() ? powers_of_two_dividing(m.experts) : space.ep;
+  const auto etps = moe ? space.etp : std::vector<int>{1};
   PlanResult r;
   std::vector<RankedPlan> fit;
   std::optional<Estimate> best_unfit;
-  for (int tp : req.space.tp)
+  for (int tp : space.tp)
     for (int pp : pps)
-      for (int vpp : req.space.vpp)
+      for (int vpp : space.vpp)
         for (int ep : eps)
           for (int etp : etps)
-            for (int mbs : req.space.mbs) {
+            for (int mbs : space.mbs) {
               Candidate base;
               base.tp = tp;
               base.pp = pp;
@@ -157,15 +168,15 @@ PlanResult run_plan(const PlanRequest& req) {
               base.ep = ep;
               base.etp = etp;
               base.mbs = mbs;
-              const int64_t variants = int64_t(req.space.recompute.size() * req.space.optimizer.size());
+              const int64_t variants = int64_t(space.recompute.size() * space.optimizer.size());
               r.tuples += variants;
               const std::string why = rule_violation(base, m, req.cluster, w);
               if (!why.empty() || !complete_candidate(base, w)) {
                 r.rejected[why.empty() ? "does not divide" : why] += variants;
                 continue;
               }
-              for (auto rc : req.space.recompute)
-                for (auto opt : req.space.optimizer) {
+              for (auto rc : space.recompute)
+                for (auto opt : space.optimizer) {
                   Candidate k = base;
                   k.recompute = rc;
                   k.optimizer = opt;

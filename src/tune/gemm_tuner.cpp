@@ -12,6 +12,7 @@
 #include "lp/solver.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
+#include "util/sorted_unique.hpp"
 
 namespace trex::tune {
 
@@ -50,6 +51,12 @@ double weighted(const std::vector<GemmShape>& shapes, const std::function<double
   double t = 0;
   for (const auto& s : shapes) t += s.weight * f(s);
   return t;
+}
+
+// Each value once, however often the caller lists it (a repeated kc would be one blocking counted twice and,
+// in the MILP, two binaries of one name).
+TuneSpace distinct(const TuneSpace& s) {
+  return {sorted_unique(s.kc), sorted_unique(s.mc), sorted_unique(s.nc)};
 }
 
 bool tie_less(const nn::Bf16Blocking& a, const nn::Bf16Blocking& b) {
@@ -143,7 +150,8 @@ double predict_seconds(const CpuModel& cpu, const std::vector<GemmShape>& shapes
 }
 
 std::vector<ScoredBlocking> rank_by_model(const CpuModel& cpu, const std::vector<GemmShape>& shapes,
-                                          const TuneSpace& space, const TuneCostParams& p) {
+                                          const TuneSpace& space_in, const TuneCostParams& p) {
+  const TuneSpace space = distinct(space_in);
   std::vector<ScoredBlocking> out;
   for (int64_t kc : space.kc)
     for (int64_t mc : space.mc)
@@ -160,8 +168,9 @@ std::vector<ScoredBlocking> rank_by_model(const CpuModel& cpu, const std::vector
   return out;
 }
 
-MilpChoice choose_blocking_milp(const CpuModel& cpu, const std::vector<GemmShape>& shapes, const TuneSpace& space,
+MilpChoice choose_blocking_milp(const CpuModel& cpu, const std::vector<GemmShape>& shapes, const TuneSpace& space_in,
                                 const TuneCostParams& p, double time_limit_s) {
+  const TuneSpace space = distinct(space_in);
   // Objective in microseconds keeps the coefficients well inside the solver's tolerances.
   constexpr double kUs = 1e6;
   lp::Model m;
