@@ -90,7 +90,7 @@ int run_gemm(const Opts& o) {
   std::vector<ScoredBlocking> timed;
   auto add = [&](const Bf16Blocking& b) {
     for (const auto& t : timed)
-      if (t.blocking.kc == b.kc && t.blocking.mc == b.mc && t.blocking.nc == b.nc) return;
+      if (t.blocking == b) return;
     timed.push_back({b, predict_seconds(cpu, shapes, b, params), -1, capacity_violation(cpu, b, params).empty()});
   };
   for (int i = 0; i < std::min<int>(o.top, int(ranked.size())); ++i) add(ranked[size_t(i)].blocking);
@@ -109,18 +109,17 @@ int run_gemm(const Opts& o) {
     bar.finish();
   }
   const Bf16Blocking choice = milp.best.blocking;
-  auto same = [](const Bf16Blocking& a, const Bf16Blocking& b) { return a.kc == b.kc && a.mc == b.mc && a.nc == b.nc; };
   std::vector<ScoredBlocking> by_measured = timed;
   std::sort(by_measured.begin(), by_measured.end(),
             [](const ScoredBlocking& a, const ScoredBlocking& b) { return a.measured_s < b.measured_s; });
   int choice_rank = 0;
   double choice_measured = -1, default_measured = -1;
   for (size_t i = 0; i < by_measured.size(); ++i) {
-    if (same(by_measured[i].blocking, choice)) {
+    if (by_measured[i].blocking == choice) {
       choice_rank = int(i) + 1;
       choice_measured = by_measured[i].measured_s;
     }
-    if (same(by_measured[i].blocking, Bf16Blocking{})) default_measured = by_measured[i].measured_s;
+    if (by_measured[i].blocking == Bf16Blocking{}) default_measured = by_measured[i].measured_s;
   }
   const bool measured = o.measure || o.exhaustive;
   double flops = 0;
@@ -169,7 +168,7 @@ int run_gemm(const Opts& o) {
                 static_cast<long long>(t.blocking.mc), static_cast<long long>(t.blocking.nc), t.fits ? "ok" : "break",
                 1e3 * t.predicted_s, t.measured_s < 0 ? "-" : fmt::format("{:.3f}", 1e3 * t.measured_s).c_str(),
                 t.measured_s < 0 ? "-" : fmt::format("{:.1f}", flops / t.measured_s / 1e9).c_str(),
-                same(t.blocking, choice) ? "  <- MILP choice" : "", same(t.blocking, Bf16Blocking{}) ? "  <- default" : "");
+                t.blocking == choice ? "  <- MILP choice" : "", t.blocking == Bf16Blocking{} ? "  <- default" : "");
   }
   if (measured)
     std::printf("MILP choice: measured rank %d of %zu timed, %.3fx the fastest measured; the default takes %.3fx the choice\n",

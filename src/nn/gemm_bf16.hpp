@@ -66,6 +66,7 @@ struct Bf16Blocking {
   static constexpr int64_t kMicroRows = 8, kMicroCols = 32;
   // Throws trex::Error unless kc is even and positive, mc a multiple of 8, nc a multiple of 32.
   void validate() const;
+  bool operator==(const Bf16Blocking&) const = default;
 };
 
 // One call on the calling thread (single-threaded; gemm_batch spreads calls over threads). Requires
