@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -93,6 +94,29 @@ std::vector<std::pair<std::string, BucketScore>> bucket_scores(const fs::path& r
   return out;
 }
 
+AnswerFunnel answer_funnel(const fs::path& results_jsonl) {
+  AnswerFunnel f;
+  std::set<std::string> seen;
+  for (const auto& r : read_jsonl(results_jsonl)) {
+    if (!seen.insert(r.at("id").get<std::string>()).second) continue;
+    const std::string kind = r.value("kind", ""), status = r.value("status", "");
+    f.n++;
+    f.answered += kind != "no_code";
+    // A solver's verdict exists: trex eval's outcomes after a solve, or a solver time limit (which has a status;
+    // a program stopped by the sandbox has none).
+    f.solved += kind == "success" || kind == "wrong_objective" || kind == "not_optimal" || kind == "unsupported" ||
+                (kind == "timeout" && !status.empty());
+    const bool optimal = r.value("code_pass", false);
+    f.optimal += optimal;
+    const Json& p = r.contains("predicted") ? r["predicted"] : Json();
+    const Json& g = r.contains("gold") ? r["gold"] : Json();
+    f.near += optimal && p.is_number() && g.is_number() &&
+              std::fabs(p.get<double>() - g.get<double>()) <= 0.01 * std::max(1.0, std::fabs(g.get<double>()));
+    f.successes += r.value("success", false);
+  }
+  return f;
+}
+
 void write_report(const ReportInputs& in) {
   Tracer t;
   std::string md, html_body;
@@ -147,6 +171,19 @@ void write_report(const ReportInputs& in) {
              t.integer(it->second.n, rel(r.results_jsonl), r.key + " items " + b) + ") |";
     }
     md += row + "\n";
+  }
+  // --- How far the answers got: what a route learned short of a correct model.
+  md += "\nHow far the answers got (counts of " + std::string(in.answer_style == "lp" ? "LP blocks" : "programs") +
+        "; each column includes the next): an answer block was found; it reached a solve (" +
+        (in.answer_style == "lp" ? "trex's LP reader accepted it and CBC ran" : "the program ran to the solver's status") +
+        "); the solve was optimal; its value is within 1 % of the gold objective; and within 1e-6 (Pass@1).\n\n"
+        "| route | answer found | reached a solve | optimal | within 1 % | Pass@1 rule |\n|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : in.routes) {
+    AnswerFunnel f = answer_funnel(r.results_jsonl);
+    std::string src = rel(r.results_jsonl);
+    auto cell = [&](int v, const char* what) { return " " + t.integer(v, src, r.key + " funnel " + what) + " |"; };
+    md += "| " + r.label + " |" + cell(f.answered, "answered") + cell(f.solved, "solved") + cell(f.optimal, "optimal") +
+          cell(f.near, "within 1%") + cell(f.successes, "successes") + "\n";
   }
   md += "\nContext, the report's Table (DeepSeek-V4-Flash, average Pass@1 over NL4OPT/OptiBench/B4O-Feasible/"
         "B4O-ORGEval; from configs/trex_report_numbers.json): CPT→SFT " +

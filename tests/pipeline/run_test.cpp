@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -37,20 +38,9 @@ int run_trex(const std::vector<std::string>& args, const fs::path& log) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-}  // namespace
-
-TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
-  fs::path dir = trex::testing::fresh_temp_dir("trex_run_test");
-  fs::path out = dir / "run";
-  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "first.log"), 0) << trex::read_file(dir / "first.log");
-  ASSERT_TRUE(fs::exists(out / "report.md"));
-  ASSERT_TRUE(fs::exists(out / "report.html"));
-  ASSERT_TRUE(fs::exists(out / "figures" / "loss.svg"));
-  trex::Json run = trex::parse_json_file(out / "run.json");
-  ASSERT_GE(run["stages"].size(), 10u);
-  for (const auto& s : run["stages"]) EXPECT_EQ(s["status"], "done") << s.dump();
-
-  // Every number printed in the report is listed with an existing source.
+// Every number printed in report.md is listed in report_numbers.json with an existing source, and the Pass@1 and
+// answer-progress figures recomputed here from the per-item results agree with the listed ones.
+void expect_report_traced(const fs::path& out) {
   std::string md = trex::read_file(out / "report.md");
   trex::Json numbers = trex::parse_json_file(out / "report_numbers.json");
   std::set<std::string> listed;
@@ -61,49 +51,78 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
   }
   std::string body = std::regex_replace(md, std::regex(R"(\]\([^)]*\))"), "]");  // figure paths
   body = std::regex_replace(body, std::regex(R"(`[^`]*`)"), "");                 // code spans (file names, presets)
-  body = std::regex_replace(body, std::regex(R"(Pass@1|1e-6)"), "");            // the protocol's names
+  body = std::regex_replace(body, std::regex(R"(Pass@1|1e-6|within 1 %)"), "");  // the protocol's names
   std::regex num(R"((^|[^A-Za-z0-9_.])(\d+(\.\d+)?)(?![A-Za-z0-9_]))");
   for (auto it = std::sregex_iterator(body.begin(), body.end(), num); it != std::sregex_iterator(); ++it) {
     std::string n = (*it)[2];
     EXPECT_TRUE(listed.count(n)) << "number '" << n << "' in report.md is not traced";
   }
-
-  // Pass@1 recomputed from the per-item results agrees with the report's entries.
-  for (const char* route : {"base", "sft_only", "cpt_sft"}) {
-    auto scores = trex::pipeline::bucket_scores(out / "eval" / route / "test" / "results.jsonl", out / "data" / "test.jsonl");
+  auto listed_value = [&](const std::string& what) -> std::optional<double> {
+    for (const auto& e : numbers)
+      if (e["what"] == what) return e["value"].get<double>();
+    return std::nullopt;
+  };
+  for (const std::string route : {"base", "sft_only", "cpt_sft"}) {
+    fs::path results = out / "eval" / route / "test" / "results.jsonl";
+    auto scores = trex::pipeline::bucket_scores(results, out / "data" / "test.jsonl");
     ASSERT_FALSE(scores.empty());
     for (auto& [bucket, s] : scores) {
-      bool found = false;
-      for (const auto& e : numbers)
-        if (e["what"] == std::string(route) + " pass@1 bucket " + bucket) {
-          found = true;
-          EXPECT_NEAR(e["value"].get<double>(), s.pass1(), 1e-9);
-        }
-      EXPECT_TRUE(found) << route << " " << bucket;
+      auto v = listed_value(route + " pass@1 bucket " + bucket);
+      ASSERT_TRUE(v) << route << " " << bucket;
+      EXPECT_NEAR(*v, s.pass1(), 1e-9);
     }
+    auto f = trex::pipeline::answer_funnel(results);
+    EXPECT_EQ(listed_value(route + " funnel answered"), f.answered) << route;
+    EXPECT_EQ(listed_value(route + " funnel solved"), f.solved) << route;
+    EXPECT_EQ(listed_value(route + " funnel optimal"), f.optimal) << route;
+    EXPECT_EQ(listed_value(route + " funnel within 1%"), f.near) << route;
+    EXPECT_EQ(listed_value(route + " funnel successes"), f.successes) << route;
+    EXPECT_EQ(f.successes, scores.back().second.successes) << route;
+    EXPECT_TRUE(f.answered >= f.solved && f.solved >= f.optimal && f.optimal >= f.near && f.near >= f.successes) << route;
   }
+}
+
+}  // namespace
+
+// Code answers (`--answer-style code`): the report is traceable, a rerun reuses every stage, and a rerun with
+// another window is refused.
+TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
+  fs::path dir = trex::testing::fresh_temp_dir("trex_run_test");
+  fs::path out = dir / "run";
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code"}, dir / "first.log"), 0)
+      << trex::read_file(dir / "first.log");
+  ASSERT_TRUE(fs::exists(out / "report.md"));
+  ASSERT_TRUE(fs::exists(out / "report.html"));
+  ASSERT_TRUE(fs::exists(out / "figures" / "loss.svg"));
+  trex::Json run = trex::parse_json_file(out / "run.json");
+  ASSERT_GE(run["stages"].size(), 10u);
+  for (const auto& s : run["stages"]) EXPECT_EQ(s["status"], "done") << s.dump();
+
+  expect_report_traced(out);
 
   // A rerun reuses every finished stage.
-  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "second.log"), 0) << trex::read_file(dir / "second.log");
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code"}, dir / "second.log"), 0)
+      << trex::read_file(dir / "second.log");
   trex::Json again = trex::parse_json_file(out / "run.json");
   for (const auto& s : again["stages"]) EXPECT_TRUE(s["skipped"].get<bool>()) << s["name"];
 
   // A rerun asking for another attention window does not reuse the folder's base model silently.
-  EXPECT_NE(run_trex({"run", "--quick", "--out", out.string(), "--sliding-window", "64"}, dir / "third.log"), 0);
+  EXPECT_NE(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code", "--sliding-window", "64"},
+                     dir / "third.log"),
+            0);
   std::string third = trex::read_file(dir / "third.log");
   EXPECT_NE(third.find("ckpt-base/config.json: this run folder's base model has sliding_window 256"), std::string::npos)
       << third;
   fs::remove_all(dir);
 }
 
-// `--answer-style lp`: the held-out items and the SFT set are lp_structure conversations (LP-file answers),
-// the evaluator reads and solves LP blocks, and the report says so. Switching the style in the same folder
-// redoes the data and never pairs the new test set with the old prompts.
-TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
+// The default answer style, lp: the held-out items and the SFT set are lp_structure conversations (LP-file
+// answers), the evaluator reads and solves LP blocks, and the report says so and is traceable. Switching the
+// style in the same folder redoes the data and never pairs the new test set with the old prompts.
+TEST(TrexRun, QuickPipelineInTheDefaultLpAnswerStyleAndAStyleSwitch) {
   fs::path dir = trex::testing::fresh_temp_dir("trex_run_lp_test");
   fs::path out = dir / "run";
-  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "lp"}, dir / "lp.log"), 0)
-      << trex::read_file(dir / "lp.log");
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "lp.log"), 0) << trex::read_file(dir / "lp.log");
   trex::Json run = trex::parse_json_file(out / "run.json");
   EXPECT_EQ(run["plan"]["answer_style"], "lp");
   std::string synth_cmd, eval_cmd;
@@ -137,6 +156,7 @@ TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
   }
   EXPECT_EQ(scored, 4);
   EXPECT_NE(trex::read_file(out / "report.md").find("an LP-file block"), std::string::npos);
+  expect_report_traced(out);
 
   // The folder's base model has the LP style's 1,024-token window: code answers with the default window are
   // refused, with the same window they redo the data, the SFT set and the prompts for the new test set.
@@ -163,6 +183,7 @@ TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
   EXPECT_EQ(i, problems.size());
   EXPECT_TRUE(fs::exists(out / "data" / "sft_code_only.jsonl"));
   EXPECT_NE(trex::read_file(out / "report.md").find("gurobipy-style program"), std::string::npos);
+  expect_report_traced(out);
   fs::remove_all(dir);
 }
 
