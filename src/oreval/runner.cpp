@@ -15,6 +15,7 @@
 
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/hash.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
 
@@ -138,8 +139,17 @@ std::string oracle_response(const BenchItem& item, AnswerStyle style) {
   return "```python\n" + item.reference_code + "\n```";
 }
 
+// What a --responses item is scored from: the SHA-256 of its responses (every attempt, length-prefixed), kept in
+// its result so that a resumed run never keeps a result scored from answers the file no longer holds.
+std::string responses_fingerprint(const std::vector<std::string>* responses) {
+  std::string all;
+  if (responses)
+    for (const auto& r : *responses) all += std::to_string(r.size()) + ":" + r;
+  return sha256_hex(all);
+}
+
 Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, int attempts_used, int64_t seed,
-                   const std::string& api_error) {
+                   const std::string& api_error, const std::string& response_sha256) {
   Json j;
   j["id"] = item.id;
   j["benchmark"] = b.display;
@@ -156,6 +166,7 @@ Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, 
   j["attempts"] = attempts_used;
   j["seed"] = seed;
   j["seconds"] = std::round(o.seconds * 1000.0) / 1000.0;
+  if (!response_sha256.empty()) j["response_sha256"] = response_sha256;
   return j;
 }
 
@@ -210,7 +221,14 @@ EvalSummary run_eval(const EvalOptions& opt) {
     ResultLog log(dir / "results.jsonl");
     std::set<std::string> finished;
     for (const auto& j : log.existing()) {
-      finished.insert(j.at("id").get<std::string>());
+      const std::string id = j.at("id").get<std::string>();
+      if (opt.source == ResponseSource::ResponsesFile &&
+          j.value("response_sha256", "") != responses_fingerprint(book.find(b, id)))
+        throw Error(SourceLocation{(dir / "results.jsonl").string()},
+                    "item '" + id + "' was scored from another response than " + opt.responses_file.string() +
+                        " now holds: these results belong to another run (use another --out, or delete " +
+                        opt.out_dir.string() + ")");
+      finished.insert(id);
       ++done;
       if (j.value("success", false)) ++succeeded;
     }
@@ -266,7 +284,10 @@ EvalSummary run_eval(const EvalOptions& opt) {
             }
             if (outcome.success) break;
           }
-          log.append(result_record(b, item, outcome, used, seed, api_error));
+          log.append(result_record(b, item, outcome, used, seed, api_error,
+                                   opt.source == ResponseSource::ResponsesFile
+                                       ? responses_fingerprint(book.find(b, item.id))
+                                       : std::string()));
           if (outcome.success) ++succeeded;
           int64_t d = ++done;
           bar.update(d, fmt::format("acc {:.1f}%", 100.0 * double(succeeded) / double(d)));

@@ -268,7 +268,9 @@ fs::path run_pipeline(const RunOptions& o) {
                        {"eval", "--responses", responses.string(), "--benchmarks", (data / "test.jsonl").string(),
                         "--style", p.eval_style, "--out", eval_dir.string(), "--concurrency", "2", "--json"},
                        {responses, data / "test.jsonl"},
-                       {eval_dir / "summary.json"}}));
+                       {eval_dir / "summary.json"},
+                       0,
+                       eval_dir}));  // a fresh folder: trex eval would resume the earlier answers' results
     rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics});
   }
 
