@@ -173,8 +173,8 @@ void write_report(const ReportInputs& in) {
     md += row + "\n";
   }
   // --- How far the answers got: what a route learned short of a correct model.
-  md += "\nHow far the answers got (counts of " + std::string(in.answer_style == "lp" ? "LP blocks" : "programs") +
-        "; each column includes the next): an answer block was found; it reached a solve (" +
+  md += "\nHow far the answers got (test items; each column includes the next): an " +
+        std::string(in.answer_style == "lp" ? "LP block" : "answer program") + " was found; it reached a solve (" +
         (in.answer_style == "lp" ? "trex's LP reader accepted it and CBC ran" : "the program ran to the solver's status") +
         "); the solve was optimal; its value is within 1 % of the gold objective; and within 1e-6 (Pass@1).\n\n"
         "| route | answer found | reached a solve | optimal | within 1 % | Pass@1 rule |\n|---|---:|---:|---:|---:|---:|\n";

@@ -1,7 +1,8 @@
 // The `trex run` report: report.md and a self-contained report.html with the route x test-bucket Pass@1
 // table (the report's numbers quoted beside ours as context), how far each route's answers got, loss
-// curves, per-stage throughput and MFU, expert-load balance, and the data manifest summary. Every number printed is computed from a results
-// file and listed in report_numbers.json with its source, so a test can trace each one.
+// curves, per-stage throughput and MFU, expert-load balance, and the data manifest summary. Every number
+// printed is computed from a results file and listed in report_numbers.json with its source, so a test can
+// trace each one.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -26,7 +27,7 @@ struct ReportInputs {
   std::vector<RouteResults> routes;
   std::string preset;
   std::string answer_style = "lp";  // "lp" or "code" (RunOptions::answer_style)
-  std::string matmul = "fp32";        // the trainers' matrix products as run: "fp32" or "bf16"
+  std::string matmul = "fp32";       // the trainers' matrix products as run: "fp32" or "bf16"
 };
 
 struct BucketScore {
