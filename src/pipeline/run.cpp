@@ -55,10 +55,10 @@ Plan make_plan(const RunOptions& o) {
     size(60, 4, 1024, 2, 2, 512, 1, 6);
     p.sft_seq_len = 1024;
   } else {
-    // Sized for ~budget minutes on 2 cores: data and tokenizer take seconds, training ≈ 10 minutes with bf16
-    // products (≈ 13 with fp32), generation (batched incremental decoding) the rest: about three minutes for the
-    // three routes with code answers (512 new tokens at most), about seven with LP answers (1,024). 96 held-out
-    // items: with 24, one item moved Pass@1 by 4 points, and the routes' difference was within a few items.
+    // Sized for ~budget minutes on 2 cores with bf16 products: data and tokenizer take seconds; LP answers train
+    // for ≈ 12.5 minutes (the 1,024-token window) and generate for ≈ 9 (up to 1,024 new tokens, batched
+    // incremental decoding); code answers ≈ 10 and ≈ 3 (256, 512). fp32 products train ≈ 1.3x longer. 96
+    // held-out items: with 24, one item moved Pass@1 by 4 points, and the routes' difference was within a few.
     double scale = std::max(0.2, o.budget_minutes / 25.0);
     size(int(2000 * scale), 96, 4096, int(410 * scale), int(270 * scale), 1024, 1, 512);
   }
