@@ -10,11 +10,11 @@ import sys
 from .grb import GRB, GurobiError, ERROR_UNSUPPORTED
 
 
-class AttrUnavailable(GurobiError, AttributeError):
-    """Gurobi's 'Unable to retrieve attribute' error; also an AttributeError so hasattr() answers False."""
-
-    def __init__(self, message):
-        GurobiError.__init__(self, 10005, message)
+def AttrUnavailable(message):
+    """Gurobi's 'Unable to retrieve attribute' error. gurobipy 13 raises a plain AttributeError (no GurobiError,
+    no errno; checked with tests/python/gurobipy_oracle.py), so hasattr() answers False and `except
+    gp.GurobiError` does not catch it."""
+    return AttributeError(message)
 
 
 def is_number(v):
@@ -84,7 +84,7 @@ class _ExprOps:
         if is_number(other):
             return self.__mul__(1.0 / float(other))
         if isinstance(other, (Var, LinExpr, QuadExpr)):
-            raise GurobiError(10003, "Invalid argument: division by an expression is not supported")
+            raise unsupported("nonlinear expression (division by an expression; gurobipy 13 builds an NLExpr, for addGenConstrNL only)")
         return NotImplemented
 
     def __pow__(self, exponent):
@@ -94,7 +94,7 @@ class _ExprOps:
             return _as_expr(self, copy=True)
         if is_number(exponent) and float(exponent) == 0.0:
             return LinExpr(1.0)
-        raise GurobiError(10003, "Invalid argument: only exponents 0, 1 and 2 are supported for expressions")
+        raise unsupported("nonlinear expression (an exponent other than 0, 1 or 2; gurobipy 13 builds an NLExpr, for addGenConstrNL only)")
 
     def __le__(self, other):
         return TempConstr(self, GRB.LESS_EQUAL, other)
@@ -105,11 +105,13 @@ class _ExprOps:
     def __eq__(self, other):
         return TempConstr(self, GRB.EQUAL, other)
 
+    # gurobipy has no < and >: Python raises its own TypeError ("'<' not supported between instances of
+    # 'Var' and 'int'"), as with gurobipy 13.
     def __lt__(self, other):
-        raise GurobiError(10003, "Constraint senses < and > are not supported; use <= or >=")
+        return NotImplemented
 
     def __gt__(self, other):
-        raise GurobiError(10003, "Constraint senses < and > are not supported; use <= or >=")
+        return NotImplemented
 
     __hash__ = object.__hash__
 
@@ -441,8 +443,7 @@ class QuadExpr(_ExprOps):
     def getLinExpr(self):
         return self._lin.copy()
 
-    def getConstant(self):
-        return self._lin._const
+    # No getConstant(): gurobipy's QuadExpr has none (the constant is getLinExpr().getConstant()).
 
     def getValue(self):
         return self._lin.getValue() + sum(c * a.getAttr("X") * b.getAttr("X")
@@ -499,7 +500,7 @@ def _multiply(a, b):
         qb = b if isinstance(b, QuadExpr) else None
         if qa is not None and qb is not None:
             if qa._qc and (qb._qc or qb._lin._vars) or qb._qc and qa._lin._vars:
-                raise GurobiError(10003, "Invalid argument: product has degree above 2")
+                raise unsupported("nonlinear expression (a product of degree above 2; gurobipy 13 builds an NLExpr, for addGenConstrNL only)")
         if qa is not None and qb is None:
             qa, lb = qa, b
         elif qb is not None and qa is None:
@@ -510,7 +511,7 @@ def _multiply(a, b):
             else:
                 lb = qb._lin
         if qa._qc and lb._vars:
-            raise GurobiError(10003, "Invalid argument: product has degree above 2")
+            raise unsupported("nonlinear expression (a product of degree above 2; gurobipy 13 builds an NLExpr, for addGenConstrNL only)")
         k = lb._const
         r = _multiply(qa._lin, lb)
         r = r if isinstance(r, QuadExpr) else QuadExpr(r)
@@ -550,7 +551,7 @@ class TempConstr:
         self._rhs = rhs
 
     def __bool__(self):
-        raise GurobiError(10003, "Constraint has no bool value (are you trying \"lb <= expr <= ub\"?)")
+        raise GurobiError(0, "Constraint has no bool value (are you trying \"lb <= expr <= ub\"?)")
 
     def __rshift__(self, other):
         raise unsupported("indicator constraints ((binvar == value) >> constraint)")

@@ -9,7 +9,11 @@ Layout rules measured on the 738 Gurobi-written reference files:
 - Numbers: 0 prints `0`; 1e-3 <= |v| < 1e6 prints like C's %.16g; anything else as %.16e with trailing mantissa
   zeros removed (`1e+06`, `4.3894320716857004e+08`, `1.5664279467186848e-04`).
 - Objective constant: `+ c Constant` plus ` Constant = 1` first in Bounds.
-- Quadratic parts: objective `+ [ 2q x * y ... ] / 2 `, constraints `[ q x * y ] <= rhs`, squares `x ^ 2`.
+- Quadratic parts: objective `+ [ 2q x * y ... ] / 2 `, constraints `[ q x * y ] <= rhs`, squares `x ^2`.
+Checked against gurobipy 13.0.3's own writer (tests/python/gurobipy_oracle.py): a model without a name has no
+`\\ Model` line, squares are written `x ^2`, and a variable that occurs in no objective term, no row and no
+quadratic term is written as a `0 name` term of the objective (in column order), so that reading the file back
+gives the same columns.
 """
 INF = 1e100
 LIMIT = 75
@@ -95,7 +99,7 @@ def _term(coef, name, first):
 
 
 def _qterm(coef, n1, n2, first):
-    prod = f"{n1} ^ 2" if n1 == n2 else f"{n1} * {n2}"
+    prod = f"{n1} ^2" if n1 == n2 else f"{n1} * {n2}"
     return _term(coef, prod, first)
 
 
@@ -131,7 +135,8 @@ def _bound_line(name, lb, ub, vtype):
 def render_lp(snapshot):
     """snapshot: dict produced by Model._snapshot(); returns the LP text."""
     out = []
-    out.append("\\ Model " + snapshot["model_name"])
+    if snapshot["model_name"]:
+        out.append("\\ Model " + snapshot["model_name"])
     out.append("\\ LP format - for model browsing. Use MPS format to capture full model detail.")
     out.append("Maximize" if snapshot["sense"] == -1 else "Minimize")
     names = snapshot["var_names"]
@@ -139,7 +144,18 @@ def render_lp(snapshot):
     # The objective line starts with " " (an unnamed objective) and may run one character longer.
     lines.start(" ", LIMIT + 1)
     first = True
-    for i, c in snapshot["obj"]:
+    # Columns that occur nowhere else are written with a zero objective coefficient, in column order.
+    used = [False] * len(names)
+    for row in snapshot["rows"]:
+        for i, _ in row[1]:
+            used[i] = True
+        for _, i, j in (row[4] if len(row) > 4 and row[4] else ()):
+            used[i] = used[j] = True
+    for _, i, j in snapshot["qobj"] or ():
+        used[i] = used[j] = True
+    objc = dict(snapshot["obj"])
+    obj_terms = [(i, objc[i] if i in objc else 0.0) for i in range(len(names)) if i in objc or not used[i]]
+    for i, c in obj_terms:
         lines.add(_term(c, names[i], first))
         first = False
     if snapshot["objcon"] != 0.0:

@@ -304,14 +304,13 @@ class Model:
         return c
 
     def addConstr(self, constr, name="", *args):
-        if args:  # legacy form addConstr(lhs, sense, rhs, name)
-            sense = name
-            rhs = args[0]
-            nm = args[1] if len(args) > 1 else ""
-            return self._add_row(constr, sense, rhs, nm)
+        if args:  # the legacy form addConstr(lhs, sense, rhs, name) is gone from gurobipy (13.0.3 raises this)
+            raise TypeError(f"addConstr() takes at most 3 positional arguments ({3 + len(args)} given)")
         return self._add_temp(constr, name)
 
     def addLConstr(self, lhs, sense=None, rhs=None, name=""):
+        if isinstance(lhs, TempConstr) and rhs is None and sense is not None:
+            sense, name = None, sense  # addLConstr(x <= 1, "name"), as gurobipy takes it
         if sense is None and rhs is None:
             c = self._add_temp(lhs, name)
         else:
@@ -321,6 +320,8 @@ class Model:
         return c
 
     def addQConstr(self, lhs, sense=None, rhs=None, name=""):
+        if isinstance(lhs, TempConstr) and rhs is None and sense is not None:
+            sense, name = None, sense  # addQConstr(x * y <= 1, "name"), as gurobipy takes it
         if sense is None and rhs is None:
             return self._add_temp(lhs, name)
         return self._add_row(lhs, sense, rhs, name)
@@ -534,8 +535,8 @@ class Model:
             return len(self._m_qobj)
         if key == "ismip":
             return int(any(v._vtype != "C" for v in self._m_vars))
-        if key == "isqp":
-            return int(bool(self._m_qobj))
+        if key == "isqp":  # gurobipy: a quadratic objective and no quadratic constraints (else IsQCP)
+            return int(bool(self._m_qobj) and not self._m_qconstrs)
         if key == "isqcp":
             return int(bool(self._m_qconstrs))
         if key == "ismultiobj":
