@@ -8,7 +8,8 @@ Layout rules measured on the 738 Gurobi-written reference files:
   (76 on the objective's first line).
 - Numbers: 0 prints `0`; 1e-3 <= |v| < 1e6 prints like C's %.16g; anything else as %.16e with trailing mantissa
   zeros removed (`1e+06`, `4.3894320716857004e+08`, `1.5664279467186848e-04`).
-- Objective constant: `+ c Constant` plus ` Constant = 1` first in Bounds.
+- Objective constant: `+ c Constant` plus ` Constant = 1` last in Bounds (gurobipy 13.0.3; in every reference
+  file it is the only bound line).
 - Quadratic parts: objective `+ [ 2q x * y ... ] / 2 `, constraints `[ q x * y ] <= rhs`, squares `x ^2`.
 Checked against gurobipy 13.0.3's own writer (tests/python/gurobipy_oracle.py): a model without a name has no
 `\\ Model` line, squares are written `x ^2`, and a variable that occurs in no objective term, no row and no
@@ -186,12 +187,12 @@ def render_lp(snapshot):
             lines.line += f" {op} {fmt_num(rhs)}"
         lines.finish()
     out.append("Bounds")
-    if snapshot["objcon"] != 0.0:
-        out.append(" Constant = 1")
     for i, (lb, ub, vt) in enumerate(snapshot["bounds"]):
         b = _bound_line(names[i], lb, ub, vt)
         if b is not None:
             out.append(b)
+    if snapshot["objcon"] != 0.0:  # after the columns' bounds, as gurobipy 13.0.3 writes it
+        out.append(" Constant = 1")
     for title, code in (("Binaries", "B"), ("Generals", "I")):
         members = [names[i] for i, (_, _, vt) in enumerate(snapshot["bounds"]) if vt == code]
         if members:

@@ -272,6 +272,20 @@ def lp_equiv(trex, ref, gen):
         return {"equivalent": False, "reason": f"lp-equiv exit {proc.returncode}: {proc.stderr.strip()[-200:]}"}
 
 
+def quadratic_parts(text):
+    """The tokens inside each `[ ... ]` section (both programs use the same names, so the text can be compared)."""
+    parts, cur = [], None
+    for tok in text.split():
+        if tok == "[":
+            cur = []
+        elif tok == "]" and cur is not None:
+            parts.append(" ".join(cur))
+            cur = None
+        elif cur is not None:
+            cur.append(tok)
+    return sorted(parts)
+
+
 def compare_lp(trex, g_path, l_path):
     """None when the files agree, else the reason."""
     with open(g_path, encoding="utf-8", errors="replace") as f:
@@ -281,6 +295,8 @@ def compare_lp(trex, g_path, l_path):
     if gt == lt:
         return None, "identical"
     eq = lp_equiv(trex, g_path, l_path)
+    if eq.get("equivalent") and quadratic_parts(gt) != quadratic_parts(lt):
+        eq = {"equivalent": False, "reason": "quadratic parts differ (ORGEval's check does not see them)"}
     if eq.get("equivalent"):
         return None, "equivalent"
     if (eq.get("var_num_check") and eq.get("cons_num_check") and eq.get("wl_check")
@@ -424,14 +440,20 @@ def run(args):
         with open(args.save_programs, "w", encoding="utf-8") as f:
             for p in programs:
                 f.write(json.dumps(p, sort_keys=True) + "\n")
+    counts, lpkinds, report = sweep(programs, args.reference_python, args.layer_python, trex)
+    return print_report(counts, lpkinds, report, args.quiet, args.json)
+
+
+def sweep(programs, reference_python, layer_python, trex):
+    """Runs programs through both executors; returns (counts per set, LP comparison kinds per set, items)."""
     with tempfile.TemporaryDirectory(prefix="trex-gurobipy-oracle-") as work:
-        grows = run_worker(args.reference_python, programs, os.path.join(work, "gurobipy"), {})
-        lrows = run_worker(args.layer_python, programs, os.path.join(work, "layer"),
+        grows = run_worker(reference_python, programs, os.path.join(work, "gurobipy"), {})
+        lrows = run_worker(layer_python, programs, os.path.join(work, "layer"),
                            {"PYTHONPATH": SHIM + os.pathsep + os.path.join(SOURCE_DIR, "python"), "TREX_BIN": trex})
         if any(r["layer"] for r in grows):
-            raise SystemExit(f"{args.reference_python} imports trex's layer, not the real gurobipy")
+            raise SystemExit(f"{reference_python} imports trex's layer, not the real gurobipy")
         if not all(r["layer"] for r in lrows):
-            raise SystemExit(f"{args.layer_python} with python/shim does not import trex's layer")
+            raise SystemExit(f"{layer_python} with python/shim does not import trex's layer")
         counts = collections.OrderedDict()
         lpkinds = collections.defaultdict(collections.Counter)
         report = []
@@ -446,8 +468,12 @@ def run(args):
             report.append({"set": p["set"], "id": p["id"], "category": cat, "documented": doc, "reasons": reasons,
                            "gurobipy": {k: g.get(k) for k in ("Status", "ObjVal", "NumVars", "NumConstrs", "error")},
                            "layer": {k: l.get(k) for k in ("Status", "ObjVal", "NumVars", "NumConstrs", "error")}})
+    return counts, lpkinds, report
+
+
+def print_report(counts, lpkinds, report, quiet=False, json_out=None):
     for item in report:
-        if item["category"] != "agree" and (item["category"] == "differ" or not args.quiet):
+        if item["category"] != "agree" and (item["category"] == "differ" or not quiet):
             doc = f"  (documented: {item['documented']})" if item["documented"] else ""
             print(f"{item['category'].upper():<20} {item['set']} {item['id']}{doc}")
             for why in item["reasons"]:
@@ -465,15 +491,39 @@ def run(args):
           + f"  {total['documented']:>21}")
     undocumented = total["differ"] - total["documented"]
     print(f"undocumented differences: {undocumented}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
             json.dump({"counts": {s: dict(c) for s, c in counts.items()}, "items": report}, f, indent=1)
     return 1 if undocumented else 0
+
+
+def synth_subset(synth_dir):
+    """One synth program per (structure, variant), the representation and task rotating through the 8 kinds
+    (DP/DT/DPS-json/DPS-json_csv x full_model/code_only) so that each kind occurs: the ctest's committed set."""
+    by_variant = collections.OrderedDict()
+    for p in synth_programs(synth_dir):
+        sv = tuple(p["id"].split(":", 1)[1].split("/")[:2])
+        by_variant.setdefault(sv, []).append(p)
+    kinds = [(m, f, t) for t in ("code_only", "full_model") for m, f in (("DP", "json"), ("DT", "json"),
+             ("DPS", "json"), ("DPS", "json_csv"), ("DP", "-"), ("DT", "-"))]
+    out = []
+    for n, (sv, progs) in enumerate(sorted(by_variant.items())):
+        def kind(p):
+            k = p["id"].split(":", 1)[1].split("/")
+            return (k[2], k[3], k[4])
+        ordered = sorted(progs, key=lambda p: (kinds.index(kind(p)) - n) % len(kinds) if kind(p) in kinds else 99)
+        out.append(ordered[0])
+    return out
 
 
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "worker":
         _worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "subset":  # gurobipy_oracle.py subset SYNTH_DIR OUT.jsonl
+        with open(sys.argv[3], "w", encoding="utf-8") as f:
+            for p in synth_subset(sys.argv[2]):
+                f.write(json.dumps(p, sort_keys=True) + "\n")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

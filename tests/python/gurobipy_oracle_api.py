@@ -580,3 +580,19 @@ model.setObjective(x[0] + x[1], GRB.MAXIMIZE)
 model.update()
 RESULT = {"rows": [c.ConstrName for c in model.getConstrs()], "q": [c.QCName for c in model.getQConstrs()]}
 """)
+
+program("layout_every_section")("""
+import gurobipy as gp
+from gurobipy import GRB, quicksum
+model = gp.Model("layout")
+x = model.addVars(12, name="x")
+y = model.addVar(vtype=GRB.BINARY, name="y")
+z = model.addVar(lb=-GRB.INFINITY, vtype=GRB.INTEGER, name="z")
+w = model.addVar(lb=2, ub=5, name="w")
+u = model.addVar(lb=3, name="u")
+v = model.addVar(ub=7, name="v")
+f = model.addVar(lb=4, ub=4, name="f")
+model.setObjective(quicksum(1.5 * x[i] for i in range(12)) - y + 10, GRB.MAXIMIZE)
+model.addConstr(quicksum(123.456789 * x[i] for i in range(12)) <= 1000, "long")
+model.addConstr(z + w + u + v + f >= -3)
+""")

@@ -264,6 +264,7 @@ class LpWriterTest(unittest.TestCase):
         m.setObjective(quicksum(1.5 * x[i] for i in range(12)) - y + 10, GRB.MAXIMIZE)
         m.addConstr(quicksum(123.456789 * x[i] for i in range(12)) <= 1000, "long")
         m.addConstr(z + w + u + v + f >= -3)
+        # byte for byte what gurobipy 13.0.3 writes for this model (Constant = 1 after the other bounds)
         expected = """Maximize
   1.5 x[0] + 1.5 x[1] + 1.5 x[2] + 1.5 x[3] + 1.5 x[4] + 1.5 x[5] + 1.5 x[6]
    + 1.5 x[7] + 1.5 x[8] + 1.5 x[9] + 1.5 x[10] + 1.5 x[11] - y
@@ -275,12 +276,12 @@ Subject To
    + 123.456789 x[11] <= 1000
  R1: z + w + u + v + f >= -3
 Bounds
- Constant = 1
  z free
  2 <= w <= 5
  u >= 3
  v <= 7
  f = 4
+ Constant = 1
 Binaries
  y
 Generals
