@@ -271,14 +271,14 @@ def attention(P, p, x, doc_row, layer, cfg, stats):
             if cfg.get("indexer_dense_warmup", False):
                 # dense warm-up (V3.2): KL over every visible entry, and the main attention uses them all
                 sel = vis
-            # indexer KL loss (§16.5): target from detached main q and compressed entries
-            big = torch.finfo(x.dtype).min
+            # indexer KL loss (§16.5): target from detached main q and compressed entries; masked scores get
+            # their own dtype's lowest value (bf16 under autocast, where float32's would overflow)
             lt = torch.einsum("thc,sc->ths", q.detach(), Ce.detach()) / math.sqrt(c)
-            Pt = torch.softmax(lt.masked_fill(~vis[:, None, :], big), -1).sum(1) * vis
+            Pt = torch.softmax(lt.masked_fill(~vis[:, None, :], torch.finfo(lt.dtype).min), -1).sum(1) * vis
             ps = Pt * sel
             has = sel.any(-1)
             ps = ps / ps.sum(-1, keepdim=True).clamp_min(1e-30)
-            logpi = torch.log_softmax(I.masked_fill(~sel, big), -1)
+            logpi = torch.log_softmax(I.masked_fill(~sel, torch.finfo(I.dtype).min), -1)
             pi = logpi.exp()
             e10 = 1e-10
             kl = ((ps + e10) * (torch.log(ps + e10) - torch.log(pi + e10))) * sel
@@ -338,7 +338,7 @@ def moe(P, p, x, tok, layer, cfg, stats):
         ep = f + f"experts.{e}."
         out = swiglu(xf[tok_idx], P[ep + "w1.weight"], P[ep + "w3.weight"], P[ep + "w2.weight"], limit,
                      wf[tok_idx, slot])
-        y = y.index_add(0, tok_idx, out)
+        y = y.index_add(0, tok_idx, out.to(y.dtype))  # (a no-op but under bf16 autocast)
     if f + "shared_experts.w1.weight" in P:
         sp = f + "shared_experts."
         y = y + swiglu(xf, P[sp + "w1.weight"], P[sp + "w3.weight"], P[sp + "w2.weight"],
