@@ -1,5 +1,6 @@
 // GFLOP/s of the GEMMs at the `bench` preset's training shapes (8 x 256 tokens, d 256, f 512, V 4096, routed
-// experts ~512 rows each), single-threaded (rates from thread CPU time, best call), fp32 (OpenBLAS sgemm) vs the AVX512_BF16 kernel (gemm_bf16). Prints
+// experts ~512 rows each), single-threaded (rates from thread CPU time, best call), fp32 (OpenBLAS sgemm) vs the AVX512_BF16 kernel (gemm_bf16)
+// and trex's fixed-order fp32 kernel (gemm_fixed_order: the routed experts' row-invariant products). Prints
 // one line per shape plus the load average (the machine is shared). Usage: bench_gemm_shapes [REPEATS | peak]
 // (peak: only the core's register-only FP32 FMA and BF16 dot rates, which the train bench prints beside its MFU)
 // GCC 12's _mm512_reduce_add_ps uses an _mm512_undefined_ps() operand that -Wuninitialized flags (header false
@@ -20,6 +21,7 @@
 
 #include "nn/gemm.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "nn/gemm_fixed_order.hpp"
 
 namespace {
 
@@ -81,10 +83,14 @@ struct Shape {
   int64_t m, n, k;
 };
 
-double seconds_per_call(const trex::nn::GemmCall& g, bool bf16, int reps) {
+enum class Kernel { sgemm, bf16, fixed_order };
+
+double seconds_per_call(const trex::nn::GemmCall& g, Kernel kernel, int reps) {
   auto run = [&] {
-    if (bf16) {
+    if (kernel == Kernel::bf16) {
       trex::nn::gemm_bf16(g);
+    } else if (kernel == Kernel::fixed_order) {
+      trex::nn::gemm_fixed_order(g);
     } else {
       trex::nn::gemm_batch({&g, 1});  // 1 OpenMP thread: one cblas_sgemm call
     }
@@ -145,8 +151,9 @@ int main(int argc, char** argv) {
                 double(n) * 24 * 32 / (t1 - t0) * 1e-9, double(n) * 24 * 64 / (t2 - t1) * 1e-9, cpu_name().c_str());
   }
   if (peak_only) return 0;
-  std::printf("%-38s %10s %10s %7s\n", "shape (m x n x k)", "fp32 GF/s", "bf16 GF/s", "ratio");
-  double t32 = 0, t16 = 0, fl = 0;
+  std::printf("%-38s %10s %10s %7s %11s %11s\n", "shape (m x n x k)", "fp32 GF/s", "bf16 GF/s", "ratio", "fixed GF/s",
+              "fixed/fp32");
+  double t32 = 0, t16 = 0, tfo = 0, fl = 0;
   for (const Shape& s : shapes) {
     const int64_t ar = s.ta ? s.k : s.m, ac = s.ta ? s.m : s.k, br = s.tb ? s.n : s.k, bc = s.tb ? s.k : s.n;
     std::vector<float> a(size_t(ar * ac), 0.5f), b(size_t(br * bc), 0.25f), c(size_t(s.m * s.n));
@@ -154,12 +161,16 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 13) - 6) * 0.1f;
     const trex::nn::GemmCall g{s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), ac, b.data(), bc, 0.0f, c.data(), s.n};
     const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
-    const double a32 = seconds_per_call(g, false, reps), a16 = seconds_per_call(g, true, reps);
+    const double a32 = seconds_per_call(g, Kernel::sgemm, reps), a16 = seconds_per_call(g, Kernel::bf16, reps);
+    const double afo = seconds_per_call(g, Kernel::fixed_order, reps);
     t32 += a32;
     t16 += a16;
+    tfo += afo;
     fl += flops;
-    std::printf("%-38s %10.1f %10.1f %6.2fx\n", s.what, flops / a32 * 1e-9, flops / a16 * 1e-9, a32 / a16);
+    std::printf("%-38s %10.1f %10.1f %6.2fx %11.1f %10.2fx\n", s.what, flops / a32 * 1e-9, flops / a16 * 1e-9, a32 / a16,
+                flops / afo * 1e-9, a32 / afo);
   }
-  std::printf("%-38s %10.1f %10.1f %6.2fx\n", "all shapes (time-weighted)", fl / t32 * 1e-9, fl / t16 * 1e-9, t32 / t16);
+  std::printf("%-38s %10.1f %10.1f %6.2fx %11.1f %10.2fx\n", "all shapes (time-weighted)", fl / t32 * 1e-9,
+              fl / t16 * 1e-9, t32 / t16, fl / tfo * 1e-9, t32 / tfo);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nn/gemm_bf16.hpp"
+#include "nn/gemm_fixed_order.hpp"
 #include "util/error.hpp"
 
 namespace trex::nn {
@@ -30,6 +31,10 @@ void run_one(const GemmCall& g) {
   }
   if (bf16_matmul_active()) {  // mixed precision (gemm_bf16.hpp): bf16 operands, fp32 accumulation
     gemm_bf16(g);
+    return;
+  }
+  if (g.rows_invariant) {
+    gemm_fixed_order(g);
     return;
   }
   cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,

@@ -31,6 +31,10 @@ struct GemmCall {
   // a / b may then be null, and such a call needs the bf16 path (gemm_batch throws otherwise).
   const uint16_t* a_bf16 = nullptr;
   const uint16_t* b_bf16 = nullptr;
+  // A product whose row count depends on the data (the routed experts' batches): in fp32 it runs trex's
+  // fixed-order kernel (gemm_fixed_order.hpp), so each row's result is bitwise independent of the other rows;
+  // the bf16 kernel is already. OpenBLAS's is not on every CPU (issue #20).
+  bool rows_invariant = false;
 };
 
 // Runs every call; the calls' C blocks must not overlap (they may run at the same time). The same bits on every

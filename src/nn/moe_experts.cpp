@@ -94,6 +94,7 @@ void experts_forward(std::span<const ExpertWeights> experts, const int64_t* offs
       GemmCall up[2] = {linear_call(x + o * d, e.w1, g + o * f, n, f, d),
                         linear_call(x + o * d, e.w3, u + o * f, n, f, d)};
       up[0].a_bf16 = up[1].a_bf16 = x16;
+      up[0].rows_invariant = up[1].rows_invariant = true;  // a row's result must not depend on the batch (#20)
       gemm_batch(up);  // inside the parallel region: runs on this thread
       swiglu_forward(g + o * f, u + o * f, h + o * f, n * f, s.limit);
       if (hw16)
@@ -102,6 +103,7 @@ void experts_forward(std::span<const ExpertWeights> experts, const int64_t* offs
         scale_rows(h + o * f, w + o, hw, n, f);
       GemmCall down = linear_call(hw, e.w2, y + o * d, n, d, f);
       down.a_bf16 = hw16;
+      down.rows_invariant = true;
       gemm_batch({&down, 1});
     }
   }
