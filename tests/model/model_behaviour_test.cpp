@@ -3,6 +3,8 @@
 // the first step), determinism, hash tables, gate-bias rule, input validation, and bf16 operand copies.
 #include <gtest/gtest.h>
 
+#include "cpu_features.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -250,7 +252,7 @@ TEST(ModelInput, EdgeShapesRunAndStayFinite) {
 // inputs, the grouped experts' operands; nn::bf16_operand_copies) give exactly the step that rounding inside each
 // product gives: the loss and every gradient, bit for bit.
 TEST(ModelBf16, OperandCopiesGiveTheSameBitsAsRoundingInEachProduct) {
-  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16";
+  TREX_REQUIRE_BF16();
   auto L = load_fixture_model();
   auto step = [&] {
     L->model->zero_grad();

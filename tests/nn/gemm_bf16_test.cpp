@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_features.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,11 +18,6 @@
 namespace {
 
 using trex::nn::GemmCall;
-
-void require_cpu() {
-  // This machine class (AMD EPYC Zen 5) has AVX512_BF16; a CPU without it cannot run the kernel at all.
-  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16: the bf16 kernel cannot be tested";
-}
 
 // |fast - ref| <= (k + 4) * 2^-23 * (|alpha| sum |a b| + |beta c|): fp32 accumulation of exact bf16 products.
 void check_call(const GemmCall& g, const std::vector<float>& c0, const std::vector<float>& got,
@@ -64,7 +61,7 @@ TEST(GemmBf16, RoundingIsNearestEven) {
 // must give float_to_bf16's bits. One product per element (k 1) against a power of two shows each operand as is:
 // random bit patterns, ties, denormals, NaN, inf.
 TEST(GemmBf16, KernelConvertsOperandsLikeFloatToBf16) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(11);
   const int64_t m = 37, n = 45;
   std::vector<float> a(static_cast<size_t>(m)), b(static_cast<size_t>(n), 1.0f), c(static_cast<size_t>(m * n)), c2 = c;
@@ -101,7 +98,7 @@ TEST(GemmBf16, KernelConvertsOperandsLikeFloatToBf16) {
 // k = 1..3 on tie values: one product per element, so a kernel that rounded differently from float_to_bf16
 // would be off by 2^-8 relative, far above the bound.
 TEST(GemmBf16, KernelRoundsLikeTheReference) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(5);
   for (int64_t k : {1, 2, 3})
     for (int ta = 0; ta < 2; ++ta)
@@ -120,7 +117,7 @@ TEST(GemmBf16, KernelRoundsLikeTheReference) {
 }
 
 TEST(GemmBf16, MatchesReferenceOnEdgeShapes) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(17);
   struct Shape {
     int64_t m, n, k;
@@ -153,7 +150,7 @@ TEST(GemmBf16, MatchesReferenceOnEdgeShapes) {
 // Any valid blocking (what `trex tune gemm` times) computes the same product: within the reference's bound for
 // every kc, and bit-identical to the default for any mc / nc at the default kc (only kc splits the k sums).
 TEST(GemmBf16, EveryBlockingMatchesTheReference) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(23);
   const int64_t m = 75, n = 130, k = 301;
   for (int ta = 0; ta < 2; ++ta)
@@ -192,7 +189,7 @@ TEST(GemmBf16, EveryBlockingMatchesTheReference) {
 // Through gemm_batch (row/column cuts over the OpenMP threads) while the scope is on: matches the reference
 // and two runs give the same bits; after the scope the fp32 path is back.
 TEST(GemmBf16, BatchUnderScopeIsDeterministic) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(23);
   const int64_t m = 300, n = 200, k = 700;
   std::vector<float> a(size_t(m * k)), b(size_t(n * k)), c1(size_t(m * n)), c2(size_t(m * n)), r(size_t(m * n));
@@ -254,7 +251,7 @@ TEST(GemmBf16, RoundToBf16MatchesFloatToBf16) {
 // operands rounded by the kernel: every transpose, odd k and odd leading dimensions (A copied), even ones (A
 // read in place, a partial last panel copied), k across the kc block, partial tiles.
 TEST(GemmBf16, Bf16OperandsGiveTheSameBitsAsRoundedFp32) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(31);
   struct Shape {
     int64_t m, n, k, pad;
@@ -291,7 +288,7 @@ TEST(GemmBf16, Bf16OperandsGiveTheSameBitsAsRoundedFp32) {
 // Through gemm_batch: cuts into row / column blocks carry the bf16 operands along; without the scope a call
 // whose operand exists only in bf16 is refused before any thread starts.
 TEST(GemmBf16, BatchCutsBf16OperandsAndRefusesThemOutsideTheScope) {
-  require_cpu();
+  TREX_REQUIRE_BF16();
   trex::Rng rng(37);
   const int64_t m = 300, n = 200, k = 512;
   std::vector<float> a(size_t(m * k)), b(size_t(k * n)), want(size_t(m * n)), got(size_t(m * n));

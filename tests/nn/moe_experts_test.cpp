@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_features.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -81,7 +83,7 @@ TEST(MoeExperts, GroupedMatchesReference) {
 // Under bf16 matrix products (nn/gemm_bf16.hpp) the tasks take blocks of 512 rows and keep their operands in bf16
 // (rounded once, read in place); the reference rounds fp32 operands inside the products: the same bits.
 TEST(MoeExperts, GroupedMatchesReferenceWithBf16Matmul) {
-  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16";
+  TREX_REQUIRE_BF16();
   trex::nn::Bf16MatmulScope bf16;
   grouped_matches_reference({0, 1100, 1100, 1117, 1390, 1401}, true);  // blocks of 512 + tails, an empty expert
 }

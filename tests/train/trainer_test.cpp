@@ -5,6 +5,8 @@
 // fail before anything is written.
 #include <gtest/gtest.h>
 
+#include "cpu_features.hpp"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -329,7 +331,7 @@ TEST_F(TrainTest, IndexerWarmupUpdatesOnlyTheIndexer) {
 // --matmul bf16 (AVX512_BF16 operands, fp32 accumulation): two runs give the same losses bit for bit, they stay
 // close to the fp32 run (bf16 rounding of the GEMM operands only), and resuming with another --matmul is refused.
 TEST_F(TrainTest, Bf16MatmulIsDeterministicAndCloseToFp32) {
-  ASSERT_TRUE(trex::nn::bf16_matmul_supported()) << "this CPU lacks AVX512_BF16: --matmul bf16 cannot run here";
+  TREX_REQUIRE_BF16();
   const int steps = 4;
   sh(cli("fp32", steps));
   sh(cli("bf16_a", steps, "--matmul bf16"));
