@@ -2,6 +2,9 @@
 # Installs exactly the Debian packages trex needs to build, test and run (idempotent).
 # Runs `apt-get update` once, and only when something is missing. Pass --with-torch to also
 # install the PyTorch twin's packages (only needed to regenerate fixtures or run the peer benchmarks).
+# Everything the product needs comes from Debian. The references trex is checked against (Hugging Face
+# tokenizers, gurobipy, ...) come from PyPI into a virtual environment outside the repo, built by
+# scripts/reference-env.sh (python3-venv below) when a test or bench needs it; nothing comes from npm.
 set -euo pipefail
 
 packages=(
@@ -14,7 +17,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libfmt-dev libspdlog-dev
   libssl-dev libpcre2-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-pandas
+  python3 python3-numpy python3-pandas python3-venv
 )
 if [[ "${1:-}" == "--with-torch" ]]; then
   packages+=(python3-torch)

@@ -1,4 +1,4 @@
-// PCRE2 wrapper and the ECMAScript -> PCRE2 pattern translation.
+// PCRE2 wrapper and the Oniguruma (Hugging Face tokenizers) -> PCRE2 pattern translation.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "text/regex.hpp"
 
@@ -9,11 +9,15 @@
 namespace trex::text {
 namespace {
 
-// ECMAScript's \s: WhiteSpace + LineTerminator (differs from PCRE2's: no U+0085/U+180E, adds U+FEFF).
+// The classes as Oniguruma reads them in Hugging Face tokenizers (measured against tokenizers 0.23.3:
+// tests/text/pre_tokenizer_test.cpp). \s: Unicode White_Space (U+0085 in, U+FEFF and U+180E out — ECMAScript's
+// \s, which trex followed before, is the other way round); \d: decimal numbers (Nd, not only 0-9); \w: letters,
+// letter numbers, marks, decimal numbers, connector punctuation and the joiners (Oniguruma's Word; its
+// Alphabetic also holds a few symbols such as circled letters, which this class does not).
 constexpr const char* kSpaceClass =
-    "\\t\\n\\x{0B}\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
-constexpr const char* kWordClass = "A-Za-z0-9_";
-constexpr const char* kDigitClass = "0-9";
+    "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
+constexpr const char* kWordClass = "\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}";
+constexpr const char* kDigitClass = "\\p{Nd}";
 
 [[noreturn]] void bad_pattern(std::string_view pattern, const std::string& why) {
   throw Error("regex '" + std::string(pattern) + "': " + why);
@@ -44,7 +48,7 @@ MatchState& match_state() {
 
 }  // namespace
 
-std::string translate_ecmascript(std::string_view p) {
+std::string translate_oniguruma(std::string_view p) {
   std::string out;
   out.reserve(p.size() * 2);
   bool in_class = false;
@@ -75,12 +79,15 @@ std::string translate_ecmascript(std::string_view p) {
         }
         case 'b':
         case 'B':
-          if (in_class) {  // [\b] is backspace in ECMAScript
+          if (in_class) {  // [\b] is backspace
             out += "\\x{08}";
             continue;
           }
-          out += e == 'b' ? "(?:(?<=[A-Za-z0-9_])(?![A-Za-z0-9_])|(?<![A-Za-z0-9_])(?=[A-Za-z0-9_]))"
-                          : "(?:(?<=[A-Za-z0-9_])(?=[A-Za-z0-9_])|(?<![A-Za-z0-9_])(?![A-Za-z0-9_]))";
+          {  // a boundary between a word character (kWordClass) and anything else
+            const std::string w = "[" + std::string(kWordClass) + "]";
+            out += e == 'b' ? "(?:(?<=" + w + ")(?!" + w + ")|(?<!" + w + ")(?=" + w + "))"
+                            : "(?:(?<=" + w + ")(?=" + w + ")|(?<!" + w + ")(?!" + w + "))";
+          }
           continue;
         case 'u': {
           size_t start = i, end = i;
@@ -121,7 +128,7 @@ std::string translate_ecmascript(std::string_view p) {
       if (i < p.size() && p[i] == '^') out.push_back(p[i++]);
       continue;
     }
-    if (in_class && c == '[') {  // a literal '[' in an ECMAScript class; PCRE2 would read [: as POSIX
+    if (in_class && c == '[') {  // a literal '[' inside a class (no real tokenizer nests classes); PCRE2 would read [: as POSIX
       out += "\\[";
       ++i;
       continue;
@@ -144,7 +151,7 @@ std::string translate_ecmascript(std::string_view p) {
   return out;
 }
 
-Regex::Regex(std::string_view pattern) : source_(pattern), translated_(translate_ecmascript(pattern)) {
+Regex::Regex(std::string_view pattern) : source_(pattern), translated_(translate_oniguruma(pattern)) {
   int err = 0;
   PCRE2_SIZE offset = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated_.data()), translated_.size(),

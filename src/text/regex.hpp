@@ -1,7 +1,7 @@
 // Unicode regular expressions for pre-tokenizer patterns, on PCRE2 (UTF + UCP, JIT-compiled).
-// tokenizer.json patterns are written for Oniguruma and run by the reference encoder as ECMAScript
-// regexes; translate_ecmascript() rewrites the classes whose meaning differs in PCRE2 (\s, \d, \w, \b,
-// '.') so that matches agree with the ECMAScript reference. Subjects may hold invalid UTF-8
+// tokenizer.json patterns are written for Oniguruma, which Hugging Face tokenizers (the reference) runs them
+// with; translate_oniguruma() rewrites the classes whose meaning differs in PCRE2 (\s, \d, \w, \b, '.') so
+// that matches agree with it. Subjects may hold invalid UTF-8
 // (PCRE2_MATCH_INVALID_UTF): invalid bytes are never part of a match.
 #pragma once
 #include <cstddef>
@@ -11,13 +11,13 @@
 
 namespace trex::text {
 
-// ECMAScript ("u" flag) pattern -> equivalent PCRE2 pattern. Throws trex::Error on constructs it
+// Oniguruma pattern (as tokenizers compiles it) -> equivalent PCRE2 pattern. Throws trex::Error on constructs it
 // cannot translate faithfully (e.g. \S inside a character class).
-std::string translate_ecmascript(std::string_view pattern);
+std::string translate_oniguruma(std::string_view pattern);
 
 class Regex {
  public:
-  explicit Regex(std::string_view ecmascript_pattern);
+  explicit Regex(std::string_view pattern);
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;

@@ -16,11 +16,12 @@ namespace {
 
 std::atomic<uint64_t> g_serial{1};
 
-// ECMAScript's String.prototype.trim set (the reference encoder's lstrip/rstrip).
-bool is_js_space(int32_t cp) {
+// Unicode White_Space, Rust's char::is_whitespace: what Hugging Face tokenizers' lstrip/rstrip of added tokens
+// strips (U+0085 in, U+FEFF out, unlike ECMAScript's trim that trex followed before).
+bool is_white_space(int32_t cp) {
   switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0: case 0x1680:
-    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000: case 0xFEFF:
+    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0: case 0x1680:
+    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
       return true;
     default:
       return cp >= 0x2000 && cp <= 0x200A;
@@ -31,7 +32,7 @@ std::string_view trim_left(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     size_t j = i;
-    if (!is_js_space(next_codepoint(s, j))) break;
+    if (!is_white_space(next_codepoint(s, j))) break;
     i = j;
   }
   return s.substr(i);
@@ -42,7 +43,7 @@ std::string_view trim_right(std::string_view s) {
   size_t i = 0, keep = 0;
   while (i < s.size()) {
     size_t j = i;
-    bool space = is_js_space(next_codepoint(s, j));
+    bool space = is_white_space(next_codepoint(s, j));
     i = j;
     if (!space) keep = i;
   }

@@ -1,4 +1,4 @@
-// Pre-tokenizer: DeepSeek's split (digits in groups of 1-3, CJK runs, words), the ECMAScript regex
+// Pre-tokenizer: DeepSeek's split (digits in groups of 1-3, CJK runs, words), the Oniguruma-to-PCRE2 regex
 // translation, and Hugging Face's Split delimiter behaviours.
 #include <gtest/gtest.h>
 
@@ -53,16 +53,30 @@ TEST(PreTokenizer, RejectsNonByteLevelPipelines) {
   EXPECT_THROW(PreTokenizer::from_json(trex::Json{{"type", "Metaspace"}}), trex::Error);
 }
 
-TEST(Regex, EcmaScriptWhitespaceAndClasses) {
-  // ECMAScript \s includes U+FEFF and excludes U+0085 (PCRE2's own \s is the other way round).
+TEST(Regex, OnigurumaWhitespaceAndClasses) {
+  // As Hugging Face tokenizers 0.23.3 splits (Split with these patterns, checked in its Python API): \s takes
+  // U+0085 and U+3000 but not U+FEFF or U+180E; \d takes Arabic-Indic digits; \w takes é and ٣; \b is a
+  // Unicode word boundary (none between ẋ and x).
   Regex ws("\\s+");
   size_t b = 0, e = 0;
-  ASSERT_TRUE(ws.find("a\xEF\xBB\xBF" "b", 0, b, e));
+  ASSERT_TRUE(ws.find("a\xC2\x85" "b", 0, b, e));
   EXPECT_EQ(b, 1u);
-  EXPECT_EQ(e, 4u);
-  EXPECT_FALSE(ws.find("a\xC2\x85" "b", 0, b, e));
-  EXPECT_EQ(translate_ecmascript("\\d"), "[0-9]");
-  EXPECT_THROW(translate_ecmascript("[\\S]"), trex::Error);
+  EXPECT_EQ(e, 3u);
+  EXPECT_FALSE(ws.find("a\xEF\xBB\xBF" "b\xE1\xA0\x8E" "c", 0, b, e));
+  ASSERT_TRUE(ws.find("d\xE3\x80\x80" "e", 0, b, e));
+  EXPECT_EQ(e - b, 3u);
+  Regex digits("\\d+");
+  ASSERT_TRUE(digits.find("a\xD9\xA3\xD9\xA4" "b", 0, b, e));  // a٣٤b
+  EXPECT_EQ(b, 1u);
+  EXPECT_EQ(e, 5u);
+  Regex word("\\w+");
+  ASSERT_TRUE(word.find("\xC3\xA9" "a_b\xD9\xA3" "x y", 0, b, e));  // éa_b٣x y
+  EXPECT_EQ(b, 0u);
+  EXPECT_EQ(e, 8u);
+  Regex boundary("\\bx");
+  ASSERT_TRUE(boundary.find("\xE1\xBA\x8Bx x", 0, b, e));  // ẋx x: only the last x starts a word
+  EXPECT_EQ(b, 5u);
+  EXPECT_THROW(translate_oniguruma("[\\S]"), trex::Error);
   EXPECT_THROW(Regex("(unclosed"), trex::Error);
   // Invalid UTF-8 never matches but does not stop the search.
   Regex letters("\\p{L}+");
