@@ -17,6 +17,9 @@ def AttrUnavailable(message):
     return AttributeError(message)
 
 
+_VAR_UPDATED = {"varname": 0, "lb": 1, "ub": 2, "obj": 3, "vtype": 4}
+
+
 def is_number(v):
     return isinstance(v, numbers.Real) and not isinstance(v, (Var, LinExpr, QuadExpr))
 
@@ -138,9 +141,12 @@ class _AttrObject:
 
 class Var(_AttrObject, _ExprOps):
     """A decision variable. Attributes are case-insensitive like gurobipy's (X, x, LB, lb, VarName, ...)."""
-    __slots__ = ("_model", "_index", "_name", "_lb", "_ub", "_obj", "_vtype", "_x", "_start", "__weakref__")
+    __slots__ = ("_model", "_index", "_name", "_lb", "_ub", "_obj", "_vtype", "_x", "_start", "_u", "__weakref__")
 
     def __init__(self, model, index, lb, ub, obj, vtype, name):
+        # _u: (VarName, LB, UB, Obj, VType) as of the model's last update(); None until then. Reads see it
+        # (gurobipy's lazy updates), writes change the model at once (the same model once updated).
+        object.__setattr__(self, "_u", None if model is not None else ())
         object.__setattr__(self, "_model", model)
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_name", name)
@@ -154,16 +160,14 @@ class Var(_AttrObject, _ExprOps):
     # --- attributes -------------------------------------------------------------------------------------
     def getAttr(self, name):
         key = str(name).lower()
-        if key == "varname":
-            return self.VarName_()
-        if key == "lb":
-            return self._lb
-        if key == "ub":
-            return self._ub
-        if key == "obj":
-            return self._obj
-        if key == "vtype":
-            return self._vtype
+        pos = _VAR_UPDATED.get(key)
+        if pos is not None:
+            u = self._u
+            if u is None:  # added since the last update(): gurobipy 13 raises exactly this
+                raise AttributeError(f"Index out of range for attribute '{name}'")
+            if u:
+                return u[pos]
+            return (self.VarName_(), self._lb, self._ub, self._obj, self._vtype)[pos]
         if key in ("x", "xn"):
             if self._x is None:
                 raise AttrUnavailable(f"Unable to retrieve attribute '{name}'")
@@ -209,8 +213,10 @@ class Var(_AttrObject, _ExprOps):
         return self.getAttr("X")
 
     def __repr__(self):
-        return f"<gurobi.Var {self.VarName_()}>" if self._x is None else \
-            f"<gurobi.Var {self.VarName_()} (value {self._x})>"
+        if self._u is None:
+            return "<gurobi.Var *Awaiting Model Update*>"
+        name = self._u[0] if self._u else self.VarName_()
+        return f"<gurobi.Var {name}>" if self._x is None else f"<gurobi.Var {name} (value {self._x})>"
 
     def __bool__(self):
         return True

@@ -56,9 +56,10 @@ def _merge_quad(qc, qv1, qv2):
 
 class Constr(_AttrObject):
     """A linear constraint: merged terms [(coef, Var)], sense '<' '>' '=', rhs."""
-    __slots__ = ("_model", "_index", "_name", "_terms", "_sense", "_rhs", "__weakref__")
+    __slots__ = ("_model", "_index", "_name", "_terms", "_sense", "_rhs", "_u", "__weakref__")
 
     def __init__(self, model, index, name, terms, sense, rhs):
+        object.__setattr__(self, "_u", None)  # (ConstrName, Sense, RHS) as of the last update(), like Var._u
         object.__setattr__(self, "_model", model)
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_name", name)
@@ -71,12 +72,11 @@ class Constr(_AttrObject):
 
     def getAttr(self, name):
         key = str(name).lower()
-        if key == "constrname":
-            return self._display_name()
-        if key == "sense":
-            return self._sense
-        if key == "rhs":
-            return self._rhs
+        pos = {"constrname": 0, "sense": 1, "rhs": 2}.get(key)
+        if pos is not None:
+            if self._u is None:
+                raise AttributeError(f"Index out of range for attribute '{name}'")
+            return self._u[pos]
         if key == "index":
             return self._index
         if key == "slack":
@@ -103,7 +103,7 @@ class Constr(_AttrObject):
         self._model._invalidate_solution()
 
     def __repr__(self):
-        return f"<gurobi.Constr {self._display_name()}>"
+        return "<gurobi.Constr *Awaiting Model Update*>" if self._u is None else f"<gurobi.Constr {self._u[0]}>"
 
 
 class QConstr(Constr):
@@ -131,7 +131,7 @@ class QConstr(Constr):
         Constr.setAttr(self, {"qcname": "constrname", "qcsense": "sense", "qcrhs": "rhs"}.get(key, key), value)
 
     def __repr__(self):
-        return f"<gurobi.QConstr {self._display_name()}>"
+        return "<gurobi.QConstr *Awaiting Model Update*>" if self._u is None else f"<gurobi.QConstr {self._u[0]}>"
 
 
 _PARAM_DEFAULTS = {
@@ -212,6 +212,12 @@ _MODEL_FIELDS = {"_m_name", "_m_vars", "_m_constrs", "_m_qconstrs", "_m_sense", 
                  "_m_solver_detail", "_m_mipgap"}
 
 
+# Model attributes whose reads see the model as of the last update() (their values when nothing was updated yet).
+_LAZY_ATTRS = ("modelsense", "objcon", "numvars", "numconstrs", "numqconstrs", "numintvars",
+               "numbinvars", "numnzs", "numqnzs", "ismip", "isqp", "isqcp")
+_LAZY_DEFAULTS = {"modelsense": GRB.MINIMIZE, "objcon": 0.0}
+
+
 class Model:
     def __init__(self, name="", env=None):
         object.__setattr__(self, "_m_name", str(name) if name is not None else "")
@@ -230,6 +236,11 @@ class Model:
         object.__setattr__(self, "_m_solcount", 0)
         object.__setattr__(self, "_m_solver_detail", "")
         object.__setattr__(self, "_m_mipgap", None)
+        # gurobipy's lazy updates: what reads see (getVars, getConstrs, NumVars, ModelSense, getObjective, the
+        # objects' attributes) is the model as of the last update(), optimize() or write(); changes apply to
+        # the model at once, so the model that is solved or written is the same.
+        object.__setattr__(self, "_m_upd", {"vars": [], "constrs": [], "qconstrs": [], "obj": LinExpr(),
+                                            "attrs": {}})
 
     # --- variables ------------------------------------------------------------------------------------------
     def addVar(self, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name="", column=None):
@@ -259,11 +270,13 @@ class Model:
         return out
 
     def getVars(self):
-        return list(self._m_vars)
+        return list(self._m_upd["vars"])
 
     def getVarByName(self, name):
-        for v in self._m_vars:
-            if v.VarName_() == name:
+        if not self._m_upd["vars"]:
+            raise GurobiError(10003, "No variable names available to index")
+        for v in self._m_upd["vars"]:
+            if v._u and v._u[0] == name:
                 return v
         return None
 
@@ -361,10 +374,10 @@ class Model:
         return f
 
     def getConstrs(self):
-        return list(self._m_constrs)
+        return list(self._m_upd["constrs"])
 
     def getQConstrs(self):
-        return list(self._m_qconstrs)
+        return list(self._m_upd["qconstrs"])
 
     def getGenConstrs(self):
         return []
@@ -373,8 +386,10 @@ class Model:
         return []
 
     def getConstrByName(self, name):
-        for c in self._m_constrs:
-            if c._display_name() == name:
+        if not self._m_upd["vars"]:
+            raise GurobiError(10003, "No variable names available to index")
+        for c in self._m_upd["constrs"]:
+            if c._u and c._u[0] == name:
                 return c
         return None
 
@@ -453,6 +468,10 @@ class Model:
         object.__setattr__(self, "_m_sense", int(sense))
 
     def getObjective(self):
+        o = self._m_upd["obj"]
+        return o.copy() if hasattr(o, "copy") else o
+
+    def _live_objective(self):
         lin = LinExpr()
         for v in self._m_vars:
             if v._obj != 0.0:
@@ -509,6 +528,11 @@ class Model:
 
     def _model_attr(self, name):
         key = str(name).lower()
+        if key in _LAZY_ATTRS:
+            return self._m_upd["attrs"].get(key, _LAZY_DEFAULTS.get(key, 0))
+        return self._live_attr(key, name)
+
+    def _live_attr(self, key, name):
         if key == "status":
             return self._m_status
         if key == "modelname":
@@ -590,7 +614,15 @@ class Model:
 
     # --- lifecycle ------------------------------------------------------------------------------------------
     def update(self):
-        pass
+        for v in self._m_vars:
+            object.__setattr__(v, "_u", (v.VarName_(), v._lb, v._ub, v._obj, v._vtype))
+        for c in self._m_constrs:
+            object.__setattr__(c, "_u", (c._display_name(), c._sense, c._rhs))
+        for c in self._m_qconstrs:
+            object.__setattr__(c, "_u", (c._display_name(), c._sense, c._rhs))
+        object.__setattr__(self, "_m_upd", {
+            "vars": list(self._m_vars), "constrs": list(self._m_constrs), "qconstrs": list(self._m_qconstrs),
+            "obj": self._live_objective(), "attrs": {k: self._live_attr(k, k) for k in _LAZY_ATTRS}})
 
     def reset(self, clearall=0):
         self._invalidate_solution()
@@ -677,6 +709,7 @@ class Model:
     def write(self, filename):
         filename = os.fspath(filename)
         lower = filename.lower()
+        self.update()  # gurobipy's write() processes pending changes first
         if lower.endswith(".lp"):
             self._check_writable()
             text = lpwriter.render_lp(self._snapshot())
@@ -714,6 +747,7 @@ class Model:
         if callback is not None:
             raise unsupported("optimize(callback)")
         from .solve import solve_model
+        self.update()
         solve_model(self)
 
     def status_name(self):

@@ -596,3 +596,53 @@ model.setObjective(quicksum(1.5 * x[i] for i in range(12)) - y + 10, GRB.MAXIMIZ
 model.addConstr(quicksum(123.456789 * x[i] for i in range(12)) <= 1000, "long")
 model.addConstr(z + w + u + v + f >= -3)
 """)
+
+program("lazy_updates")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("lazy")
+x = model.addVar(ub=4, name="x")
+c = model.addConstr(x <= 3, "c")
+RESULT = {}
+def probe(key, f):
+    try:
+        RESULT[key] = f()
+    except Exception as e:
+        RESULT[key] = type(e).__name__
+probe("name", lambda: x.VarName)
+probe("ub", lambda: x.UB)
+probe("cname", lambda: c.ConstrName)
+probe("rhs", lambda: c.RHS)
+probe("counts", lambda: [len(model.getVars()), len(model.getConstrs()), model.NumVars, model.NumConstrs])
+probe("repr", lambda: repr(x))
+model.setObjective(x, GRB.MAXIMIZE)
+probe("sense", lambda: model.ModelSense)
+probe("objsize", lambda: model.getObjective().size())
+model.update()
+probe("after", lambda: [model.ModelSense, model.getObjective().size(), model.NumVars, x.VarName])
+x.UB = 2
+x.VType = GRB.INTEGER
+probe("pending", lambda: [x.UB, x.VType, model.NumIntVars])
+y = model.addVar(name="y")
+probe("vars", lambda: [v.VarName for v in model.getVars()])
+model.ModelSense = -model.ModelSense
+for v in model.getVars():
+    v.Obj = 2
+model.optimize()
+probe("solved", lambda: [x.UB, x.VType, model.NumIntVars, len(model.getVars()), model.ModelSense, model.ObjVal])
+""")
+
+program("modify_before_update")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("pending")
+x = model.addVars(3, ub=5, vtype=GRB.INTEGER, name="x")
+model.addConstr(x.sum() <= 7, "cap")
+model.setObjective(x[0] + 2 * x[1] + 3 * x[2], GRB.MAXIMIZE)
+model.ModelSense = -model.ModelSense      # reads the default sense (1) before any update: sets -1 again
+for v in model.getVars():                 # empty before any update: nothing relaxed
+    v.VType = GRB.CONTINUOUS
+model.addConstr(gp.quicksum(model.getVars()) >= 1, "extra")   # 0 >= 1 before any update: infeasible
+model.optimize()
+RESULT = {"status": model.Status, "n": model.NumConstrs}
+""")

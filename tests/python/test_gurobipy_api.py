@@ -49,17 +49,18 @@ class AddVarsTest(unittest.TestCase):
         m = gp.Model("t")
         a = m.addVars(3, name="a")
         self.assertEqual(list(a.keys()), [0, 1, 2])
-        self.assertEqual(a[2].VarName, "a[2]")
         b = m.addVars(2, 3, name="b")
         self.assertEqual(list(b.keys())[4], (1, 1))
-        self.assertEqual(b[1, 2].VarName, "b[1,2]")
         c = m.addVars(["x", "y"], range(2), name="c")
-        self.assertEqual(c["y", 1].VarName, "c[y,1]")
         arcs = gp.tuplelist([(1, 2), (2, 3)])
         f = m.addVars(arcs, name="flow")
-        self.assertEqual(f[2, 3].VarName, "flow[2,3]")
         g = m.addVars(arcs, ["k"], name="g")  # tuple members are flattened into the key
         self.assertIn((1, 2, "k"), g)
+        m.update()  # attributes are read from the updated model (gurobipy's lazy updates)
+        self.assertEqual(a[2].VarName, "a[2]")
+        self.assertEqual(b[1, 2].VarName, "b[1,2]")
+        self.assertEqual(c["y", 1].VarName, "c[y,1]")
+        self.assertEqual(f[2, 3].VarName, "flow[2,3]")
         self.assertEqual(len(m.getVars()), 3 + 6 + 4 + 2 + 2)
 
     def test_per_key_arguments(self):
@@ -67,6 +68,7 @@ class AddVarsTest(unittest.TestCase):
         x = m.addVars(3, lb=[1, 2, 3], ub={0: 5, 1: 6, 2: 7}, obj=2.5, vtype=[GRB.INTEGER, GRB.BINARY,
                                                                               GRB.CONTINUOUS],
                       name=["p", "q", "r"])
+        m.update()
         self.assertEqual([v.LB for v in x.values()], [1, 2, 3])
         self.assertEqual(x[2].ub, 7)
         self.assertEqual(x[1].VType, GRB.BINARY)
@@ -77,17 +79,45 @@ class AddVarsTest(unittest.TestCase):
         m = gp.Model()
         x = m.addVars(2)
         y = m.addVar()
-        self.assertEqual([x[0].VarName, x[1].VarName, y.VarName], ["C0", "C1", "C2"])
         c = m.addConstr(x[0] + y <= 1)
+        m.update()
+        self.assertEqual([x[0].VarName, x[1].VarName, y.VarName], ["C0", "C1", "C2"])
         self.assertEqual(c.ConstrName, "R0")
+
+    def test_lazy_updates(self):
+        """As in gurobipy 13.0.3 (checked by tests/python/gurobipy_oracle.py): reads see the model as of the
+        last update(), optimize() or write(); the changes themselves are kept in order."""
+        m = gp.Model("lazy")
+        x = m.addVar(ub=4, name="x")
+        c = m.addConstr(x <= 3, "c")
+        for read in (lambda: x.VarName, lambda: x.UB, lambda: c.ConstrName, lambda: c.RHS):
+            with self.assertRaisesRegex(AttributeError, "Index out of range for attribute"):
+                read()
+        self.assertEqual((len(m.getVars()), len(m.getConstrs()), m.NumVars, m.NumConstrs), (0, 0, 0, 0))
+        self.assertEqual(repr(x), "<gurobi.Var *Awaiting Model Update*>")
+        m.setObjective(x, GRB.MAXIMIZE)
+        self.assertEqual(m.ModelSense, GRB.MINIMIZE)
+        self.assertEqual(m.getObjective().size(), 0)
+        m.update()
+        self.assertEqual((m.ModelSense, m.getObjective().size(), m.NumVars, x.VarName), (-1, 1, 1, "x"))
+        x.UB = 2
+        x.VType = GRB.INTEGER
+        self.assertEqual((x.UB, x.VType, m.NumIntVars), (4.0, "C", 0))  # until the next update
+        y = m.addVar(name="y")
+        self.assertEqual([v.VarName for v in m.getVars()], ["x"])
+        lp_text(m)  # write() updates first
+        self.assertEqual((x.UB, x.VType, m.NumIntVars, len(m.getVars())), (2.0, "I", 1, 2))
+        self.assertIs(m.getVarByName("y"), y)
 
     def test_setattr_and_case_insensitive_attributes(self):
         m = gp.Model()
         v = m.addVar(name="v")
         v.setAttr(GRB.Attr.UB, 4)
         v.lb = -2
+        m.update()
         self.assertEqual((v.LB, v.UB, v.lb, v.ub), (-2, 4, -2, 4))
         v.VType = "I"
+        m.update()
         self.assertEqual(v.vtype, "I")
         with self.assertRaises(AttributeError):
             v.X  # no solution yet
@@ -192,10 +222,12 @@ class ConstraintTest(unittest.TestCase):
         m.addConstr(1 <= 2, "h")                    # Gurobi: empty row 0 <= 0
         m.addConstr(2 <= 1, "i")                    # Gurobi: empty row 0 <= -1
         cs = m.addConstrs((x[i] <= i for i in range(3)), name="ub")
+        m.update()
         self.assertEqual(cs[2].ConstrName, "ub[2]")
         self.assertEqual(cs[1].RHS, 1.0)
         pairs = m.addConstrs((x[i] + x[j] <= 1 for i in range(2) for j in range(2) if i != j), "p")
         self.assertEqual(sorted(pairs.keys()), [(0, 1), (1, 0)])
+        m.update()
         self.assertEqual(m.NumConstrs, 9 + 3 + 2)
         text = body(m)
         for line in (" a: x[0] + x[1] <= 4", " b: x[1] <= 3", " c: - 0.5 x[0] <= 0", " d: - x[1] + x[2] = 1",
@@ -230,9 +262,11 @@ class ModelAttrTest(unittest.TestCase):
         with self.assertRaises(AttributeError):
             m.objVal
         m.ModelSense = GRB.MAXIMIZE
+        m.update()
         self.assertEqual(m.ModelSense, -1)
         x = m.addVar(name="x")
         m.setObjective(2 * x + 3)
+        m.update()
         self.assertEqual(m.ModelSense, -1)  # setObjective without a sense keeps it
         self.assertEqual(m.ObjCon, 3.0)
         self.assertEqual(m.getObjective().size(), 1)
