@@ -1,5 +1,6 @@
 // `trex eval`: the OR benchmarks under the report's protocol (argument parsing only; see oreval/runner).
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -12,7 +13,7 @@ namespace {
 struct EvalArgs {
   std::string benchmarks = "nl4opt,optibench,b4o_feasible,b4o_orgeval";
   std::string data_dir, out_dir, base_url, model, responses, style = "report", api_key_env = "OPENAI_API_KEY";
-  std::string ids, executor = "trex", cache_dir;
+  std::string ids, executor = "trex", cache_dir, python;
   bool oracle = false, json = false, no_cache = false, keep = false, no_forkserver = false;
   int attempts = 1, concurrency = 16, max_tokens = 9600, retries = 3;
   double temperature = 0.6, top_p = 1.0, timeout = 600.0, solve_timeout = 360.0, orgeval_timeout = 180.0;
@@ -68,6 +69,13 @@ int run(const EvalArgs& a) {
   o.exec = default_exec_config();
   if (a.executor != "trex" && a.executor != "gurobipy") throw trex::Error("--executor must be trex or gurobipy");
   o.exec.executor = a.executor;
+  // The interpreter of code answers: --python, else with a real gurobipy the reference environment's
+  // ($TREX_REFERENCE_PYTHON, scripts/reference-env.sh --wrapper), else Debian's /usr/bin/python3.
+  if (!a.python.empty()) {
+    o.exec.python = a.python;
+  } else if (a.executor == "gurobipy") {
+    if (const char* p = std::getenv("TREX_REFERENCE_PYTHON"); p && *p) o.exec.python = p;
+  }
   o.exec.solve_timeout_s = a.solve_timeout;
   o.exec.orgeval_timeout_s = a.orgeval_timeout;
   o.exec.keep_workdirs = a.keep;
@@ -110,6 +118,9 @@ trex::cli::CommandRegistrar reg("eval", "Evaluate a model (or given responses) o
   sub.add_option("--ids", a->ids, "Only these comma-separated ids");
   sub.add_option("--executor", a->executor, "Run code answers with trex (our gurobipy layer) or gurobipy (a real one)")
       ->capture_default_str();
+  sub.add_option("--python", a->python,
+                 "Interpreter for code answers (default: $TREX_REFERENCE_PYTHON with --executor gurobipy, else "
+                 "/usr/bin/python3)");
   sub.add_option("--solve-timeout", a->solve_timeout, "Wall limit of one answer program (s)")->capture_default_str();
   sub.add_option("--orgeval-timeout", a->orgeval_timeout, "Limit of one ORGEval attempt (s)")->capture_default_str();
   sub.add_flag("--no-forkserver", a->no_forkserver,
