@@ -1,5 +1,5 @@
-// The fixed-order fp32 GEMM (nn/gemm_fixed_order.hpp): bitwise equal to its plain-loop twin for every transpose,
-// tail and k block; close to the double-accumulation reference; a row's bits independent of the number and the
+// The fixed-order fp32 GEMM (nn/gemm_fixed_order.hpp): both micro-kernels (AVX-512 where the CPU has it, AVX2)
+// bitwise equal to their plain-loop twin for every transpose, tail and k block; close to the double-accumulation reference; a row's bits independent of the number and the
 // values of the other rows (and a column's of the other columns); dispatched by GemmCall::rows_invariant.
 #include "nn/gemm_fixed_order.hpp"
 
@@ -44,20 +44,22 @@ bool same_bits(float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }
 TEST(GemmFixedOrder, BitwiseEqualToItsLoopTwinAndCloseToTheReference) {
   trex::Rng rng(11);
   // tails in m (6), n (16), k blocks (256) and an empty k
-  for (auto [m, n, k] : {std::array<int64_t, 3>{1, 1, 1}, {5, 15, 7}, {6, 16, 256}, {13, 33, 257}, {97, 530, 600},
+  for (auto [m, n, k] : {std::array<int64_t, 3>{1, 1, 1}, {5, 15, 7}, {6, 16, 256}, {8, 32, 31}, {13, 33, 257}, {17, 65, 9}, {97, 530, 600},
                          {7, 9, 0}}) {
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, {1.5f, 0.5f}, {1.0f, 1.0f}}) {
           Operands o = random_operands(rng, m, n, k);
-          std::vector<float> fast = o.c, twin = o.c, ref = o.c;
+          std::vector<float> fast = o.c, avx2 = o.c, twin = o.c, ref = o.c;
           gemm_fixed_order(call_of(ta, tb, m, n, k, alpha, beta, o, fast.data()));
+          gemm_fixed_order(call_of(ta, tb, m, n, k, alpha, beta, o, avx2.data()), FixedOrderKernel::avx2);
           gemm_fixed_order_reference(call_of(ta, tb, m, n, k, alpha, beta, o, twin.data()));
           gemm_reference(ta, tb, m, n, k, alpha, o.a.data(), ta ? m : k, o.b.data(), tb ? k : n, beta, ref.data(), n);
           for (size_t i = 0; i < fast.size(); ++i) {
             ASSERT_TRUE(same_bits(fast[i], twin[i])) << m << "x" << n << "x" << k << " ta " << ta << " tb " << tb
                                                      << " alpha " << alpha << " element " << i << ": " << fast[i]
                                                      << " vs " << twin[i];
+            ASSERT_TRUE(same_bits(avx2[i], twin[i])) << "AVX2 kernel, element " << i;
             ASSERT_NEAR(fast[i], ref[i], 1e-4 * (1 + std::sqrt(double(k))) * (1 + std::fabs(ref[i])));
           }
         }
