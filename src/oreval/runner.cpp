@@ -198,7 +198,10 @@ EvalSummary run_eval(const EvalOptions& opt) {
 
   fs::create_directories(opt.out_dir);
   ExecConfig exec = opt.exec;
-  if (opt.source == ResponseSource::Oracle) exec.orgeval_lb_quirk = false;
+  if (opt.source == ResponseSource::Oracle) {
+    exec.orgeval_lb_quirk = false;
+    exec.solver_objval_quirk = false;
+  }
   fs::create_directories(exec.work_root);
   if (exec.use_forkserver && !exec.forkserver && opt.style == AnswerStyle::Report && exec.executor == "trex" &&
       ::geteuid() == 0) {

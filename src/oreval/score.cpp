@@ -44,7 +44,8 @@ if _trex_err is not None:
 _trex_model = None
 for _trex_name in ("model", "m"):
     _trex_obj = _trex_ns.get(_trex_name)
-    if _trex_obj is not None and type(_trex_obj).__name__ == "Model" and callable(getattr(_trex_obj, "optimize", None)):
+    if _trex_obj is not None and type(_trex_obj).__name__ == "Model" and callable(getattr(_trex_obj, "optimize", None)) \
+            and (not _trex_require_objval or hasattr(_trex_obj, "ObjVal")):
         _trex_model = _trex_obj
         break
 if _trex_model is None:
@@ -217,7 +218,8 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
   WorkDir wd(cfg.work_root, item.id, cfg.keep_workdirs);
   fs::path data = wd.write_data(instance_data(bench, item));
   write_file_atomic(wd.path / "answer.py", rewrite_solver_code(code, data.string()));
-  write_file_atomic(wd.path / "run.py", kSolverWrapper);
+  write_file_atomic(wd.path / "run.py", std::string("_trex_require_objval = ") +
+                                            (cfg.solver_objval_quirk ? "True" : "False") + "\n" + kSolverWrapper);
   SandboxResult r = run_python(cfg, python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s), code);
   auto j = r.started && !r.timed_out && !r.cpu_limit ? parse_wrapper_output(r.stdout_data) : std::nullopt;
   if (!j) {

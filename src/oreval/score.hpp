@@ -28,6 +28,11 @@ struct ExecConfig {
   // ORGEval's missing-lb insertion (§5.2) rewrites model answers; --oracle turns it off so that the
   // reference programs are scored as written (with it, every `model.addVars(...)` without lb= breaks).
   bool orgeval_lb_quirk = true;
+  // The report's solver wrapper takes `model`/`m` only if hasattr(obj, "ObjVal"): with a real gurobipy that is
+  // False until the model is solved, so an answer that never calls optimize() is MODEL_NOT_FOUND there (measured
+  // with T-Rex's harness, bench/trex_harness.bench.sh). --oracle turns it off: the B4O reference programs build
+  // their models without solving them, and the oracle solves them (optimize() when still LOADED).
+  bool solver_objval_quirk = true;
   // Python answers are forked from this pre-imported server when set (start_forkserver); else, or when it
   // cannot take a run, each answer starts /usr/bin/python3 through run_sandboxed (the reference path).
   bool use_forkserver = true;  // run_eval starts them (root, executor trex) unless this is false
