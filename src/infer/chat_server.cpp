@@ -23,10 +23,14 @@ Json error_body(const std::string& message, const std::string& type, const std::
   return Json{{"error", e}};
 }
 
+// Error bodies quote the client's input (a JSON parser's message shows the bytes it stopped at), which may be
+// invalid UTF-8: dumped with replacement characters, never throwing (a throw here was answered 500).
+std::string dump_safe(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 void send_error(httplib::Response& res, int status, const std::string& message, const std::string& type,
                 const std::string& param = "", const std::string& code = "") {
   res.status = status;
-  res.set_content(error_body(message, type, param, code).dump(), "application/json");
+  res.set_content(dump_safe(error_body(message, type, param, code)), "application/json");
 }
 
 struct BadRequest {
@@ -177,7 +181,15 @@ ChatServer::ChatServer(ServerOptions options, std::shared_ptr<ChatGenerator> gen
     try {
       greq = parse_request(req.body, opt, gen->max_context_tokens(), stream, model);
     } catch (const BadRequest& b) {
-      send_error(res, b.status, b.message, b.status == 404 ? "invalid_request_error" : "invalid_request_error", b.param, b.code);
+      send_error(res, b.status, b.message, "invalid_request_error", b.param, b.code);
+      return;
+    }
+    // OpenAI's answer to a prompt longer than the context: the client's error, before any generation starts.
+    if (const int n = gen->prompt_tokens(greq), limit = gen->max_context_tokens(); n >= 0 && n >= limit) {
+      send_error(res, 400,
+                 "This model's maximum context length is " + std::to_string(limit) + " tokens. However, your messages "
+                 "resulted in " + std::to_string(n) + " tokens. Please reduce the length of the messages.",
+                 "invalid_request_error", "messages", "context_length_exceeded");
       return;
     }
     std::string id = completion_id();
@@ -237,7 +249,7 @@ ChatServer::ChatServer(ServerOptions options, std::shared_ptr<ChatGenerator> gen
   srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     std::string msg = res.status == 404 ? "Unknown endpoint" : res.status == 413 ? "Request body too large" : "Request error";
-    res.set_content(error_body(msg, "invalid_request_error").dump(), "application/json");
+    res.set_content(dump_safe(error_body(msg, "invalid_request_error")), "application/json");
   });
   srv.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_error(res, 500, "internal error", "server_error");

@@ -41,6 +41,12 @@ class ChatGenerator {
   virtual ~ChatGenerator() = default;
   virtual GenerationResult generate(const GenerationRequest& request, const DeltaCallback& on_delta) = 0;
   virtual int max_context_tokens() const = 0;
+  // The prompt's length in tokens as generate() would feed it (chat template applied), or -1 if unknown. The server
+  // answers a prompt that does not fit max_context_tokens() with HTTP 400 context_length_exceeded before generating.
+  virtual int prompt_tokens(const GenerationRequest& request) const {
+    (void)request;
+    return -1;
+  }
 };
 
 struct ServerOptions {

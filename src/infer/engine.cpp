@@ -288,6 +288,18 @@ GenOutput Engine::generate_chat(const std::vector<text::ChatMessage>& messages, 
   return generate(chat_prompt(messages), opt, on_delta);
 }
 
+namespace {
+std::vector<text::ChatMessage> chat_messages(const GenerationRequest& r) {
+  std::vector<text::ChatMessage> msgs;
+  for (const auto& m : r.messages) msgs.push_back({m.role, m.content, ""});
+  return msgs;
+}
+}  // namespace
+
+int EngineChatGenerator::prompt_tokens(const GenerationRequest& r) const {
+  return int(engine_->chat_prompt(chat_messages(r)).size());
+}
+
 GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const DeltaCallback& on_delta) {
   GenOptions opt;
   opt.sampling.temperature = r.temperature;
@@ -299,9 +311,7 @@ GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const
   // JSON needs valid UTF-8; a model can emit any bytes, so invalid sequences become U+FFFD.
   DeltaCallback clean;
   if (on_delta) clean = [&](const std::string& d) { return on_delta(sanitize_utf8(d)); };
-  std::vector<text::ChatMessage> msgs;
-  for (const auto& m : r.messages) msgs.push_back({m.role, m.content, ""});
-  GenOutput g = engine_->generate_chat(msgs, opt, clean);
+  GenOutput g = engine_->generate_chat(chat_messages(r), opt, clean);
   GenerationResult res;
   res.text = sanitize_utf8(g.text);
   res.finish_reason = g.finish_reason;

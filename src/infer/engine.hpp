@@ -112,6 +112,7 @@ class EngineChatGenerator : public ChatGenerator {
   explicit EngineChatGenerator(std::shared_ptr<Engine> engine) : engine_(std::move(engine)) {}
   GenerationResult generate(const GenerationRequest& request, const DeltaCallback& on_delta) override;
   int max_context_tokens() const override { return engine_->max_context(); }
+  int prompt_tokens(const GenerationRequest& request) const override;
 
  private:
   std::shared_ptr<Engine> engine_;

@@ -36,6 +36,11 @@ class EchoGenerator : public ChatGenerator {
     return out;
   }
   int max_context_tokens() const override { return 4096; }
+  int prompt_tokens(const GenerationRequest& r) const override {  // a byte per token
+    int n = 0;
+    for (const auto& m : r.messages) n += int(m.content.size());
+    return n;
+  }
 };
 
 struct Fixture {
@@ -144,6 +149,7 @@ TEST(ChatServer, MalformedRequestsGetOpenAIErrorsAndServerKeepsServing) {
       {R"({"model":"trex","messages":[{"role":"user","content":"x"}],"n":3})", 400, "n"},
       {R"({"model":"trex","messages":[{"role":"user","content":"x"}],"stop":[1]})", 400, "stop"},
       {R"({"model":"trex","messages":[{"role":"user","content":"x"}],"seed":1.5})", 400, "seed"},
+      {"{\"model\":\"trex\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xc3\"}]}", 400, ""},
   };
   for (const auto& c : cases) {
     auto r = f.client.Post("/v1/chat/completions", c.body, "application/json");
@@ -164,6 +170,25 @@ TEST(ChatServer, MalformedRequestsGetOpenAIErrorsAndServerKeepsServing) {
   auto ok = f.client.Post("/v1/chat/completions", chat_body("still alive").dump(), "application/json");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
+}
+
+// A prompt longer than the context is the client's error: 400 context_length_exceeded (OpenAI's code), streaming or
+// not, before anything is generated; one that fits is served.
+TEST(ChatServer, PromptLongerThanTheContextIs400ContextLengthExceeded) {
+  Fixture f;
+  for (bool stream : {false, true}) {
+    auto r = f.client.Post("/v1/chat/completions", chat_body(std::string(4096, 'x'), stream).dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    Json j = Json::parse(r->body);
+    EXPECT_EQ(j["error"]["code"], "context_length_exceeded");
+    EXPECT_EQ(j["error"]["param"], "messages");
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+    EXPECT_NE(j["error"]["message"].get<std::string>().find("4096 tokens"), std::string::npos) << r->body;
+  }
+  auto ok = f.client.Post("/v1/chat/completions", chat_body(std::string(4095, 'x')).dump(), "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
 }
 
 TEST(ChatServer, ApiKeyIsEnforcedWhenSet) {

@@ -119,6 +119,12 @@ TEST(ServeCli, OpenAIClientGreedyMatchesGenerateStreamingConcurrentMalformed) {
       {R"({"model":"trex","messages":[{"role":"user","content":"x"}],"max_tokens":1000000000})", 400},
       {R"({"model":"trex","messages":[{"role":"user","content":"x"}],"max_tokens":-3})", 400},
       {R"({"model":"trex","messages":[{"role":"user","content":"x"}],"temperature":"hot"})", 400},
+      // invalid UTF-8 inside the JSON string (was answered 500 "internal error")
+      {"{\"model\":\"trex\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xff\xfe b\"}]}", 400},
+      // far beyond --max-context 256, streaming or not (was answered 500 "generation failed: ...")
+      {Json{{"model", "trex"}, {"messages", {{{"role", "user"}, {"content", std::string(3000, 'x') + " y"}}}}}.dump(), 400},
+      {Json{{"model", "trex"}, {"stream", true}, {"messages", {{{"role", "user"}, {"content", std::string(3000, 'x')}}}}}.dump(),
+       400},
   };
   for (const auto& b : bad) {
     auto rr = cl.Post("/v1/chat/completions", b.body, "application/json");
