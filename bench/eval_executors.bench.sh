@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `trex eval --executor trex` (trex's gurobipy layer, CBC) vs `--executor gurobipy` (the real gurobipy 13.0.3 of the
 # reference environment, scripts/reference-env.sh) on the same responses (issue #21 point 4): the B4O reference
-# programs ("oracle") and scripted wrong answers made from them (bench/oracle_responses.py: wrong sense, integrality
+# programs (as written, and "oracle": B4O-Feasible's with the optimize() call its prompt asks for) and scripted wrong answers made from them (bench/oracle_responses.py: wrong sense, integrality
 # dropped, an extra row, tight bounds, the legacy addConstr form, a missing data key, no model). Prints per
 # benchmark and variant how many items' verdicts (success) differ and how many outcome kinds differ (goal: 0
 # verdicts), then every item whose verdict differs with both outcomes. The peer is gurobipy itself.
@@ -37,7 +37,7 @@ def score(variant, executor):
     return res, time.monotonic() - t0
 
 variants = [os.path.basename(p)[:-6] for p in sorted(glob.glob(os.path.join(work, "responses", "*.jsonl")))]
-variants.sort(key=lambda v: (v != "oracle", v))
+variants.sort(key=lambda v: (v not in ("as_written", "oracle"), v != "as_written", v))
 total = collections.Counter()
 shown = []
 print(f"{'variant':<17} {'benchmark':<13} {'items':>5} {'trex ok':>7} {'gurobipy ok':>11} {'verdicts differ':>15} "

@@ -1,5 +1,7 @@
 """Responses for the executor and harness comparisons (bench/eval_executors.bench.sh, bench/trex_harness.bench.sh):
-the B4O reference programs as written ("oracle") and scripted wrong answers made from them, one file per variant.
+the B4O reference programs as written ("as_written"), the same programs as B4O-Feasible's prompt asks for them
+("oracle": the B4O-Feasible programs build their models without solving them, so `<model>.optimize()` is appended;
+the ORGEval programs stay as written) and scripted wrong answers made from "oracle", one file per variant.
 
   python3 oracle_responses.py BENCHMARKS_DIR OUT_DIR [--every K]
 writes OUT_DIR/<variant>.jsonl (trex eval --responses format: id, benchmark, response) for the variants below and
@@ -50,15 +52,20 @@ def main():
     data, out = sys.argv[1], sys.argv[2]
     every = int(sys.argv[sys.argv.index("--every") + 1]) if "--every" in sys.argv else 1
     os.makedirs(out, exist_ok=True)
-    files = {v: open(os.path.join(out, f"{v}.jsonl"), "w", encoding="utf-8") for v in ["oracle"] + list(VARIANTS)}
+    files = {v: open(os.path.join(out, f"{v}.jsonl"), "w", encoding="utf-8")
+             for v in ["as_written", "oracle"] + list(VARIANTS)}
     counts = {v: 0 for v in files}
     for name, bench in BENCHMARKS:
         with open(os.path.join(data, name), encoding="utf-8") as f:
             records = [json.loads(line) for line in f if line.strip()][::every]
         for r in records:
-            code = r["reference_code"]
+            written = r["reference_code"]
+            code = written
+            names = _MODEL.findall(written)
+            if bench == "b4o_feasible" and names and ".optimize(" not in written:
+                code = written.rstrip("\n") + f"\n{names[0]}.optimize()\n"
             for v, fh in files.items():
-                text = code if v == "oracle" else mutate(code, v)
+                text = written if v == "as_written" else code if v == "oracle" else mutate(code, v)
                 if text is None:
                     continue
                 fh.write(json.dumps({"id": r["id"], "benchmark": bench,

@@ -148,7 +148,7 @@ def harness(variant, b, ids):
     return out
 
 variants = sorted((os.path.basename(p)[:-6] for p in glob.glob(os.path.join(work, "responses", "*.jsonl"))),
-                  key=lambda v: (v != "oracle", v))
+                  key=lambda v: (v not in ("as_written", "oracle"), v != "as_written", v))
 print(f"{'variant':<17} {'benchmark':<13} {'items':>5} {'T-Rex ok':>8} {'trex ok':>7} {'differ':>6} "
       f"{'trex(gurobipy) ok':>17} {'differ':>6}")
 total = collections.Counter()
