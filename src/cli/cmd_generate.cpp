@@ -20,7 +20,8 @@ using namespace trex::infer;
 struct GenerateOpts {
   std::string ckpt, tokenizer, prompt, input, output;
   bool chat = false;
-  int max_tokens = 256, top_k = 0, max_context = 2048, batch = 8;
+  int max_tokens = 256, top_k = 0, max_context = 2048, batch = 8, logprobs = -1;
+  bool echo = false;
   double temperature = 1.0, top_p = 1.0;
   uint64_t seed = 0;
   std::vector<std::string> stop;
@@ -31,6 +32,8 @@ GenOptions record_options(const GenerateOpts& o, const Json& rec, const trex::So
   g.max_tokens = o.max_tokens;
   g.sampling = {o.temperature, o.top_p, o.top_k, o.seed};
   g.stop = o.stop;
+  g.logprobs = o.logprobs;
+  g.echo = o.echo;
   try {
     if (rec.contains("max_tokens")) g.max_tokens = rec["max_tokens"].get<int>();
     if (rec.contains("temperature")) g.sampling.temperature = rec["temperature"].get<double>();
@@ -50,6 +53,15 @@ GenOptions record_options(const GenerateOpts& o, const Json& rec, const trex::So
   return g;
 }
 
+// {"token", "id", "logprob", "top_logprobs": [{"token", "id", "logprob"}]} of one scored token (the token's text
+// with invalid UTF-8 replaced: a token can hold part of a character).
+Json logprob_json(const Engine& e, const TokenLogprob& t) {
+  auto text = [&](int32_t id) { return sanitize_utf8(e.tokenizer().decode(std::vector<int32_t>{id})); };
+  Json top = Json::array();
+  for (const auto& [id, lp] : t.top) top.push_back({{"token", text(id)}, {"id", id}, {"logprob", lp}});
+  return {{"token", text(t.id)}, {"id", t.id}, {"logprob", t.logprob}, {"top_logprobs", top}};
+}
+
 // The prompt ids of a record: chat template for "messages" (or "prompt" with --chat), raw text otherwise.
 std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const Json& rec,
                                    const trex::SourceLocation& where) {
@@ -61,6 +73,7 @@ std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const
 
 int run(const GenerateOpts& o) {
   if (o.prompt.empty() == o.input.empty()) throw trex::Error("generate: give exactly one of --prompt and --input");
+  if (o.echo && o.logprobs < 0) throw trex::Error("generate: --echo scores the prompt's tokens and needs --logprobs K");
   // Read and validate every record before loading the model, so bad input fails fast.
   std::vector<Json> records;
   std::vector<trex::SourceLocation> where;
@@ -101,9 +114,17 @@ int run(const GenerateOpts& o) {
       out["finish_reason"] = g.finish_reason;
       out["prompt_tokens"] = g.prompt_tokens;
       out["completion_tokens"] = g.tokens.size();
+      if (o.logprobs >= 0) {
+        out["logprobs"] = Json::array();
+        for (const auto& t : g.logprobs) out["logprobs"].push_back(logprob_json(*engine, t));
+      }
+      if (o.echo) {
+        out["prompt_logprobs"] = Json::array();
+        for (const auto& t : g.prompt_logprobs) out["prompt_logprobs"].push_back(logprob_json(*engine, t));
+      }
       if (writer) {
         writer->write(out);
-      } else if (o.input.empty()) {
+      } else if (o.input.empty() && o.logprobs < 0) {  // plain text, unless scores were asked for
         std::printf("%s\n", sanitize_utf8(g.text).c_str());
       } else {
         std::printf("%s\n", out.dump().c_str());
@@ -140,6 +161,10 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
   sub.add_option("--stop", o->stop, "Stop string (repeatable)");
   sub.add_option("--batch", o->batch, "Generations in flight at once; their decode steps run batched, with "
                                       "the same output as one at a time (default 8)")->check(CLI::Range(1, 1024));
+  sub.add_option("--logprobs", o->logprobs, "Report each generated token's log-probability (the model's, temperature "
+                                            "1) and the K most likely alternatives; output becomes JSON")
+      ->check(CLI::Range(0, 100));
+  sub.add_flag("--echo", o->echo, "With --logprobs: also score every prompt token after the first (prompt_logprobs)");
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

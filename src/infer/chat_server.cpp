@@ -121,12 +121,40 @@ GenerationRequest parse_request(const std::string& body, const ServerOptions& op
       throw BadRequest{400, "'stop' must be a string or an array of up to 4 strings", "stop", ""};
     }
   }
+  if (auto f = j.find("logprobs"); f != j.end() && !f->is_null()) {
+    if (!f->is_boolean()) throw BadRequest{400, "'logprobs' must be a boolean", "logprobs", ""};
+    r.logprobs = *f;
+  }
+  if (auto f = j.find("top_logprobs"); f != j.end() && !f->is_null()) {
+    if (!f->is_number_integer() || f->get<long long>() < 0 || f->get<long long>() > 20)
+      throw BadRequest{400, "'top_logprobs' must be an integer between 0 and 20", "top_logprobs", ""};
+    if (!r.logprobs) throw BadRequest{400, "'top_logprobs' requires 'logprobs' to be true", "top_logprobs", ""};
+    r.top_logprobs = int(f->get<long long>());
+  }
   stream = false;
   if (auto f = j.find("stream"); f != j.end() && !f->is_null()) {
     if (!f->is_boolean()) throw BadRequest{400, "'stream' must be a boolean", "stream", ""};
     stream = *f;
   }
   return r;
+}
+
+Json score_json(const TokenScore& s) {
+  Json j = {{"token", s.token}, {"logprob", s.logprob}, {"bytes", s.bytes}};
+  return j;
+}
+
+// OpenAI's choices[].logprobs: {"content": [{token, logprob, bytes, top_logprobs: [...]}]}, or null when not asked.
+Json logprobs_json(const GenerationRequest& r, const GenerationResult& out) {
+  if (!r.logprobs) return Json();
+  Json content = Json::array();
+  for (const auto& s : out.logprobs) {
+    Json j = score_json(s);
+    j["top_logprobs"] = Json::array();
+    for (const auto& t : s.top) j["top_logprobs"].push_back(score_json(t));
+    content.push_back(j);
+  }
+  return Json{{"content", content}};
 }
 
 std::string completion_id() {
@@ -209,24 +237,27 @@ ChatServer::ChatServer(ServerOptions options, std::shared_ptr<ChatGenerator> gen
                 {"choices",
                  {{{"index", 0},
                    {"message", {{"role", "assistant"}, {"content", out.text}}},
+                   {"logprobs", logprobs_json(greq, out)},
                    {"finish_reason", out.finish_reason}}}},
                 {"usage",
                  {{"prompt_tokens", out.prompt_tokens},
                   {"completion_tokens", out.completion_tokens},
                   {"total_tokens", out.prompt_tokens + out.completion_tokens}}}};
-      res.set_content(j.dump(), "application/json");
+      res.set_content(dump_safe(j), "application/json");
       return;
     }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream", [gen, greq, id, created, opt](size_t, httplib::DataSink& sink) {
-          auto chunk = [&](const Json& delta, const Json& finish) {
+          auto chunk = [&](const Json& delta, const Json& finish, const Json& logprobs = Json()) {
+            Json choice = {{"index", 0}, {"delta", delta}, {"finish_reason", finish}};
+            if (!logprobs.is_null()) choice["logprobs"] = logprobs;
             Json j = {{"id", id},
                       {"object", "chat.completion.chunk"},
                       {"created", created},
                       {"model", opt.model_name},
-                      {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}};
-            std::string s = "data: " + j.dump() + "\n\n";
+                      {"choices", {choice}}};
+            std::string s = "data: " + dump_safe(j) + "\n\n";
             return sink.write(s.data(), s.size());
           };
           if (!chunk({{"role", "assistant"}, {"content", ""}}, Json())) return false;
@@ -239,7 +270,9 @@ ChatServer::ChatServer(ServerOptions options, std::shared_ptr<ChatGenerator> gen
             sink.done();
             return true;
           }
-          chunk(Json::object(), out.finish_reason);
+          // Text pieces are held back around stop strings and split characters, so they do not align with tokens:
+          // a stream's token scores come together in its final chunk (a client that concatenates them gets the list).
+          chunk(Json::object(), out.finish_reason, logprobs_json(greq, out));
           std::string done = "data: [DONE]\n\n";
           sink.write(done.data(), done.size());
           sink.done();

@@ -25,12 +25,23 @@ struct GenerationRequest {
   int top_k = 0;  // 0 = off
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
+  bool logprobs = false;  // OpenAI's logprobs / top_logprobs (0..20)
+  int top_logprobs = 0;
+};
+
+// One generated token's entry of OpenAI's choices[].logprobs.content.
+struct TokenScore {
+  std::string token;           // its text (invalid UTF-8 replaced; `bytes` keeps the raw bytes)
+  std::vector<uint8_t> bytes;
+  double logprob = 0;
+  std::vector<TokenScore> top;  // the most likely alternatives (their own `top` empty)
 };
 
 struct GenerationResult {
   std::string text;
   std::string finish_reason = "stop";  // stop | length
   int prompt_tokens = 0, completion_tokens = 0;
+  std::vector<TokenScore> logprobs;  // filled when the request asked for logprobs
 };
 
 // Receives each new piece of text as it is generated; return false to stop early (client gone).

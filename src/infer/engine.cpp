@@ -2,7 +2,9 @@
 #include "infer/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include "model/checkpoint.hpp"
@@ -59,15 +61,38 @@ std::unique_ptr<Engine> Engine::load(const fs::path& ckpt, const fs::path& token
   return e;
 }
 
-std::vector<float> Engine::next_logits(std::span<const int32_t> tokens) {
+std::vector<float> Engine::all_logits(std::span<const int32_t> tokens) {
   std::lock_guard<std::mutex> lock(mu_);
   model::Batch b;
   b.B = 1;
   b.T = int64_t(tokens.size());
   b.tokens = tokens.data();
   auto logits = model_->forward(b);
+  return std::vector<float>(logits.begin(), logits.end());
+}
+
+std::vector<float> Engine::next_logits(std::span<const int32_t> tokens) {
+  auto logits = all_logits(tokens);
   const int64_t V = cfg_.vocab_size;
   return std::vector<float>(logits.end() - V, logits.end());
+}
+
+TokenLogprob score_token(std::span<const float> logits, int32_t id, int k) {
+  if (id < 0 || size_t(id) >= logits.size()) throw Error("logprobs: token id " + std::to_string(id) + " out of range");
+  double mx = -std::numeric_limits<double>::infinity();
+  for (float x : logits) mx = std::max(mx, double(x));
+  double sum = 0;
+  for (float x : logits) sum += std::exp(double(x) - mx);
+  const double lse = mx + std::log(sum);
+  TokenLogprob t{id, double(logits[size_t(id)]) - lse, {}};
+  const size_t kk = std::min(size_t(std::max(k, 0)), logits.size());
+  std::vector<int32_t> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+  std::partial_sort(order.begin(), order.begin() + ptrdiff_t(kk), order.end(), [&](int32_t a, int32_t b) {
+    return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b);
+  });
+  for (size_t i = 0; i < kk; ++i) t.top.push_back({order[i], double(logits[size_t(order[i])]) - lse});
+  return t;
 }
 
 // ------------------------------------------------------------------ step combiner
@@ -176,6 +201,13 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
     emitted = std::max(emitted, upto);
   };
   out.finish_reason = "length";
+  if (opt.echo && opt.logprobs >= 0) {  // the prompt's tokens scored by the full forward
+    const auto all = all_logits(prompt);
+    const size_t V = size_t(cfg_.vocab_size);
+    for (size_t t = 1; t < prompt.size(); ++t)
+      out.prompt_logprobs.push_back(
+          score_token(std::span<const float>(all.data() + (t - 1) * V, usable), prompt[t], opt.logprobs));
+  }
   model::DecodeState state = decoder_->new_state(std::min<int64_t>(max_context_, int64_t(prompt.size()) + opt.max_tokens));
   std::vector<float> logits = step(state, prompt);
   while (int(out.tokens.size()) < opt.max_tokens && !client_gone) {
@@ -188,6 +220,7 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
     }
     ctx.push_back(id);
     out.tokens.push_back(id);
+    if (opt.logprobs >= 0) out.logprobs.push_back(score_token(std::span<const float>(logits.data(), usable), id, opt.logprobs));
     const size_t before = out.text.size();
     tok_.decode_append(id, out.text);
     if (max_stop) {
@@ -308,6 +341,7 @@ GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const
   opt.sampling.seed = r.seed.value_or(0);
   opt.max_tokens = r.max_tokens;
   opt.stop = r.stop;
+  opt.logprobs = r.logprobs ? r.top_logprobs : -1;
   // JSON needs valid UTF-8; a model can emit any bytes, so invalid sequences become U+FFFD.
   DeltaCallback clean;
   if (on_delta) clean = [&](const std::string& d) { return on_delta(sanitize_utf8(d)); };
@@ -317,6 +351,19 @@ GenerationResult EngineChatGenerator::generate(const GenerationRequest& r, const
   res.finish_reason = g.finish_reason;
   res.prompt_tokens = g.prompt_tokens;
   res.completion_tokens = int(g.tokens.size());
+  auto score = [&](int32_t id, double lp) {
+    TokenScore s;
+    const std::string raw = engine_->tokenizer().decode(std::vector<int32_t>{id});
+    s.token = sanitize_utf8(raw);
+    s.bytes.assign(raw.begin(), raw.end());
+    s.logprob = lp;
+    return s;
+  };
+  for (const auto& t : g.logprobs) {
+    TokenScore s = score(t.id, t.logprob);
+    for (const auto& [id, lp] : t.top) s.top.push_back(score(id, lp));
+    res.logprobs.push_back(std::move(s));
+  }
   return res;
 }
 

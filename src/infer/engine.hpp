@@ -41,13 +41,28 @@ struct GenOptions {
   SamplingParams sampling;
   int max_tokens = 256;
   std::vector<std::string> stop;  // generation ends before the first occurrence of any of these
+  int logprobs = -1;              // < 0: off; K >= 0: each generated token's log-probability and the K most likely
+  bool echo = false;              // with logprobs: also score the prompt's tokens (through the full forward)
 };
+
+// A token's log-probability under the model: the log-softmax of its logits over the ids the tokenizer can decode,
+// at temperature 1 and before any sampling cut (what the model assigns, whatever was sampled), and the `top`
+// most likely ids with theirs, most likely first (ties: the lower id).
+struct TokenLogprob {
+  int32_t id = 0;
+  double logprob = 0;
+  std::vector<std::pair<int32_t, double>> top;
+};
+// Scores `id` under `logits` (log-softmax in double) with the top k alternatives.
+TokenLogprob score_token(std::span<const float> logits, int32_t id, int k);
 
 struct GenOutput {
   std::vector<int32_t> tokens;  // generated ids (EOS excluded)
   std::string text;             // decoded, cut before a stop string
   std::string finish_reason;    // stop (EOS or stop string) | length (max_tokens or context)
   int prompt_tokens = 0;
+  std::vector<TokenLogprob> logprobs;         // one per generated token (GenOptions::logprobs >= 0)
+  std::vector<TokenLogprob> prompt_logprobs;  // echo: prompt tokens 1.. (the first has no context to score it)
 };
 
 class Engine {
@@ -65,6 +80,8 @@ class Engine {
   // Logits [vocab] of the last position after `tokens` through the full-sequence forward (the reference path the
   // incremental decoder is tested against).
   std::vector<float> next_logits(std::span<const int32_t> tokens);
+  // Logits [T, vocab] of every position of `tokens` (the full forward).
+  std::vector<float> all_logits(std::span<const int32_t> tokens);
 
   // Generates for every prompt with up to `concurrency` generations in flight (their decode steps batched);
   // on_done(i, output) is called as each finishes (any order, one call at a time).

@@ -3,6 +3,7 @@
 // equal to the in-process engine.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "infer/engine.hpp"
@@ -145,4 +146,83 @@ TEST(GenerateCli, JsonlBatchMatchesEngineAndBadInputFails) {
   EXPECT_EQ(rbad.status, 2);
   EXPECT_FALSE(fs::exists(bad_out));
   EXPECT_EQ(run_trex({"generate", "--ckpt", (ck / "missing").string(), "--prompt", "x"}).status, 2);
+}
+
+namespace {
+// log-softmax of logits[id] in long double: an independent evaluation for the checks below
+double reference_logprob(const std::vector<float>& logits, size_t usable, int32_t id) {
+  long double mx = logits[0], sum = 0;
+  for (size_t i = 0; i < usable; ++i) mx = std::max<long double>(mx, logits[i]);
+  for (size_t i = 0; i < usable; ++i) sum += std::exp((long double)logits[i] - mx);
+  return double((long double)logits[size_t(id)] - mx - std::log(sum));
+}
+}  // namespace
+
+// --logprobs: each generated token's log-probability (from the incremental decoder) equals the full forward's
+// log-softmax at that position; the top K are the K largest, in order, and greedy picks the first; --echo scores
+// every prompt token after the first.
+TEST(Engine, LogprobsMatchTheFullForwardAndEchoScoresThePrompt) {
+  auto e = Engine::load(micro_checkpoint(), {}, 256);
+  const size_t usable = std::min<size_t>(size_t(e->config().vocab_size), e->tokenizer().vocab_size());
+  GenOptions g;
+  g.sampling.temperature = 0;
+  g.max_tokens = 8;
+  g.logprobs = 5;
+  g.echo = true;
+  std::vector<int32_t> prompt = e->chat_prompt({{"user", "Minimise cost subject to x + y >= 3.", ""}});
+  GenOutput out = e->generate(prompt, g);
+  ASSERT_EQ(out.logprobs.size(), out.tokens.size());
+  ASSERT_FALSE(out.tokens.empty());
+  std::vector<int32_t> ctx = prompt;
+  for (size_t i = 0; i < out.tokens.size(); ++i) {
+    const TokenLogprob& t = out.logprobs[i];
+    EXPECT_EQ(t.id, out.tokens[i]);
+    const double want = reference_logprob(e->next_logits(ctx), usable, t.id);
+    EXPECT_NEAR(t.logprob, want, 1e-4 * (1 + std::fabs(want))) << "token " << i;
+    ASSERT_EQ(t.top.size(), 5u);
+    EXPECT_EQ(t.top[0].first, t.id) << "greedy takes the most likely id";
+    EXPECT_DOUBLE_EQ(t.top[0].second, t.logprob);
+    double mass = 0;
+    for (size_t k = 0; k < t.top.size(); ++k) {
+      if (k) {
+        EXPECT_GE(t.top[k - 1].second, t.top[k].second);
+      }
+      mass += std::exp(t.top[k].second);
+    }
+    EXPECT_LE(mass, 1.0 + 1e-9);
+    ctx.push_back(t.id);
+  }
+  ASSERT_EQ(out.prompt_logprobs.size(), prompt.size() - 1);
+  const auto all = e->all_logits(prompt);
+  const size_t V = size_t(e->config().vocab_size);
+  for (size_t t = 1; t < prompt.size(); ++t) {
+    std::vector<float> row(all.begin() + ptrdiff_t((t - 1) * V), all.begin() + ptrdiff_t(t * V));
+    EXPECT_EQ(out.prompt_logprobs[t - 1].id, prompt[t]);
+    EXPECT_NEAR(out.prompt_logprobs[t - 1].logprob, reference_logprob(row, usable, prompt[t]), 1e-9);
+  }
+  GenOptions off = g;
+  off.logprobs = -1;
+  GenOutput plain = e->generate(prompt, off);
+  EXPECT_EQ(plain.tokens, out.tokens) << "scoring changes nothing that is generated";
+  EXPECT_TRUE(plain.logprobs.empty());
+  EXPECT_TRUE(plain.prompt_logprobs.empty());
+}
+
+TEST(GenerateCli, LogprobsAndEchoInTheJsonOutput) {
+  fs::path ck = micro_checkpoint();
+  auto r = run_trex({"generate", "--ckpt", ck.string(), "--prompt", "x + y <= 4", "--temperature", "0", "--max-tokens",
+                     "4", "--max-context", "256", "--logprobs", "3", "--echo"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  const trex::Json j = trex::Json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["logprobs"].size(), j["completion_tokens"].get<size_t>());
+  for (const auto& t : j["logprobs"]) {
+    EXPECT_TRUE(t["token"].is_string());
+    EXPECT_LE(t["logprob"].get<double>(), 0.0);
+    ASSERT_EQ(t["top_logprobs"].size(), 3u);
+    EXPECT_EQ(t["top_logprobs"][0]["id"], t["id"]);
+  }
+  auto e = Engine::load(ck, {}, 256);
+  EXPECT_EQ(j["prompt_logprobs"].size(), e->tokenizer().encode("x + y <= 4").size() - 1);
+  EXPECT_EQ(run_trex({"generate", "--ckpt", ck.string(), "--prompt", "x", "--echo"}).status, 2)
+      << "--echo without --logprobs is refused";
 }

@@ -184,3 +184,61 @@ TEST(ServeCli, EvalHarnessAgainstServe) {
   EXPECT_EQ(summary["benchmarks"][0]["n"], 3);
   fs::remove_all(out);
 }
+
+// OpenAI's logprobs / top_logprobs: choices[0].logprobs.content has one entry per generated token with its text,
+// bytes, log-probability and alternatives — the same figures `trex generate --logprobs` prints — streaming (in
+// the final chunk) or not; null when not asked; bad values are 400.
+TEST(ServeCli, LogprobsAsOpenAIAndEqualToGenerate) {
+  fs::path ck = micro_checkpoint();
+  ServerProcess srv({"--ckpt", ck.string(), "--max-context", "256"});
+  ASSERT_GT(srv.port(), 0) << "no port in server output: " << srv.first_line();
+  httplib::Client cl("127.0.0.1", srv.port());
+  cl.set_read_timeout(120, 0);
+  const std::string q = "Maximise x subject to x <= 7.";
+  Json body = chat_body(q, false, 6);
+  body["logprobs"] = true;
+  body["top_logprobs"] = 2;
+  auto r = cl.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const Json j = Json::parse(r->body);
+  const Json& content = j["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), j["usage"]["completion_tokens"].get<size_t>());
+  fs::path in = ck / "serve_lp_in.jsonl", out = ck / "serve_lp_out.jsonl";
+  std::ofstream(in) << Json{{"messages", {{{"role", "user"}, {"content", q}}}}}.dump() << "\n";
+  auto g = run_trex({"generate", "--ckpt", ck.string(), "--input", in.string(), "--output", out.string(), "--temperature",
+                     "0", "--max-tokens", "6", "--max-context", "256", "--logprobs", "2"});
+  ASSERT_EQ(g.status, 0);
+  trex::JsonlReader rd(out);
+  auto rec = rd.next();
+  ASSERT_TRUE(rec);
+  ASSERT_EQ((*rec)["logprobs"].size(), content.size());
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& a = content[i];
+    const Json& b = (*rec)["logprobs"][i];
+    EXPECT_EQ(a["token"], b["token"]);
+    EXPECT_DOUBLE_EQ(a["logprob"].get<double>(), b["logprob"].get<double>());
+    EXPECT_TRUE(a["bytes"].is_array());
+    ASSERT_EQ(a["top_logprobs"].size(), 2u);
+    EXPECT_DOUBLE_EQ(a["top_logprobs"][1]["logprob"].get<double>(), b["top_logprobs"][1]["logprob"].get<double>());
+  }
+  body["stream"] = true;
+  auto s = cl.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(s);
+  Json streamed;
+  for (size_t pos = 0; (pos = s->body.find("data: {", pos)) != std::string::npos; ++pos) {
+    const Json c = Json::parse(s->body.substr(pos + 6, s->body.find("\n\n", pos) - pos - 6));
+    if (c["choices"][0].contains("logprobs")) streamed = c["choices"][0]["logprobs"]["content"];
+  }
+  EXPECT_EQ(streamed, content);
+  auto plain = cl.Post("/v1/chat/completions", chat_body(q, false, 6).dump(), "application/json");
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(Json::parse(plain->body)["choices"][0]["logprobs"].is_null());
+  for (const char* bad : {R"("logprobs":"yes")", R"("logprobs":true,"top_logprobs":21)", R"("top_logprobs":2)"}) {
+    auto rr = cl.Post("/v1/chat/completions",
+                      std::string(R"({"model":"trex","messages":[{"role":"user","content":"x"}],)") + bad + "}",
+                      "application/json");
+    ASSERT_TRUE(rr);
+    EXPECT_EQ(rr->status, 400) << bad << " -> " << rr->body;
+  }
+}
