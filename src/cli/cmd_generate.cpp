@@ -1,4 +1,5 @@
-// `trex generate --ckpt DIR --prompt TEXT | --input FILE.jsonl [--output FILE.jsonl] [sampling options]`:
+// `trex generate --ckpt DIR --prompt TEXT | --input FILE.jsonl [--output FILE.jsonl] [sampling options]
+// [--logprobs K [--echo]]`:
 // generation with a trex checkpoint (infer/engine.hpp; checkpoint layout in docs/serve.md).
 // Input records: {"prompt": TEXT} (raw text) or {"messages": [{"role","content"}...]} (chat template), optional
 // "id" and per-record "max_tokens", "temperature", "top_p", "top_k", "seed", "stop". Output records:
