@@ -69,7 +69,9 @@ def main():
     ap.add_argument("--seq", type=int, required=True)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--autocast", choices=("none", "bf16"), default="none")
-    ap.add_argument("--no-bias-update", action="store_true", help="leave out the gate-bias update (diagnostics)")
+    # diagnostics: departures from trex's run that the bench's loss-curve check must catch
+    ap.add_argument("--no-bias-update", action="store_true", help="leave out the gate-bias update")
+    ap.add_argument("--constant-lr", action="store_true", help="lr throughout (the old bench's schedule)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     cfg = json.load(open(os.path.join(a.init, "config.json")))
@@ -121,7 +123,7 @@ def main():
         if recipe["clip"] > 0 and gnorm > recipe["clip"]:
             for p in params:
                 p.grad.mul_(recipe["clip"] / gnorm)
-        lr = lr_at(s, sched["warmup"], sched["steps"], sched["lr"], sched["min_lr"])
+        lr = sched["lr"] if a.constant_lr else lr_at(s, sched["warmup"], sched["steps"], sched["lr"], sched["min_lr"])
         for g in opt.param_groups:
             g["lr"] = lr
         opt.step()
