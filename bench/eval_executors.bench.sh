@@ -52,11 +52,15 @@ for v in variants:
         total["items"] += len(keys)
         total["verdicts"] += len(vd)
         total["kinds"] += len(kd)
+        total[bench, "items"] += len(keys)
+        total[bench, "verdicts"] += len(vd)
         print(f"{v:<17} {bench:<13} {len(keys):>5} {sum(t[k]['success'] for k in keys):>7} "
               f"{sum(g[k]['success'] for k in keys):>11} {len(vd):>15} {len(kd):>12}")
         for k in kd:
             shown.append((v, k, k in vd, t[k], g[k]))
     print(f"  ({v}: trex {ts:.1f} s, gurobipy {gs:.1f} s)")
+for bench in ("b4o_feasible", "b4o_orgeval"):
+    print(f"{bench}: {total[bench, 'items']} scored items (all variants), verdicts differ {total[bench, 'verdicts']}")
 print(f"all: {total['items']} scored items, verdicts differ {total['verdicts']}, outcome kinds differ {total['kinds']}")
 for v, k, verdict, a, b in shown:
     tag = "VERDICT" if verdict else "kind   "

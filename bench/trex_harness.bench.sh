@@ -137,7 +137,7 @@ def harness(variant, b, ids):
     for r in json.load(open(save)):
         if b == "b4o_feasible":
             ok = bool(r.get("success"))
-            why = f"{r.get('message', '')}"[:110]
+            why = f"{r.get('message', '')}; predicted {r.get('predicted_optimal_value')!r}, gold {r.get('gt_optimal_value')!r}"
         else:
             rw = r.get("reward") or {}
             ok = float(rw.get("wl_reward", 0.0)) >= 1.0
@@ -150,7 +150,7 @@ def harness(variant, b, ids):
 variants = sorted((os.path.basename(p)[:-6] for p in glob.glob(os.path.join(work, "responses", "*.jsonl"))),
                   key=lambda v: (v not in ("as_written", "oracle"), v != "as_written", v))
 print(f"{'variant':<17} {'benchmark':<13} {'items':>5} {'T-Rex ok':>8} {'trex ok':>7} {'differ':>6} "
-      f"{'trex(gurobipy) ok':>17} {'differ':>6}")
+      f"{'trex(gurobipy) ok':>17} {'differ':>6} {'trex vs trex(gurobipy)':>22}")
 total = collections.Counter()
 listed = []
 for v in variants:
@@ -164,16 +164,18 @@ for v in variants:
         keys = sorted(k for k in h if k in t)
         d1 = [k for k in keys if h[k][0] != t[k]["success"]]
         d2 = [k for k in keys if h[k][0] != g[k]["success"]]
+        d3 = [k for k in keys if t[k]["success"] != g[k]["success"]]
         total["items"] += len(keys)
         total["trex"] += len(d1)
         total["gurobipy"] += len(d2)
+        total["executors"] += len(d3)
         print(f"{v:<17} {b:<13} {len(keys):>5} {sum(h[k][0] for k in keys):>8} {sum(t[k]['success'] for k in keys):>7} "
-              f"{len(d1):>6} {sum(g[k]['success'] for k in keys):>17} {len(d2):>6}")
+              f"{len(d1):>6} {sum(g[k]['success'] for k in keys):>17} {len(d2):>6} {len(d3):>22}")
         for k in sorted(set(d1) | set(d2)):
             listed.append((v, k, h[k], t[k], g[k], k in d1, k in d2))
     print(f"  ({v}: {time.monotonic() - t0:.0f} s)")
 print(f"all: {total['items']} items scored by both; T-Rex harness vs trex eval: {total['trex']} verdicts differ; "
-      f"vs trex eval --executor gurobipy: {total['gurobipy']}")
+      f"vs trex eval --executor gurobipy: {total['gurobipy']}; trex eval's two executors: {total['executors']}")
 for v, k, h, t, g, a, b in listed:
     print(f"DIFF {v:<17} {k[0]:<13} {k[1]:<14} T-Rex {'ok' if h[0] else 'fail'} ({h[1]!r})")
     print(f"     trex eval: {t['kind']} ({t['detail'][:80]!r}){'  <- differs' if a else ''}; "
