@@ -27,6 +27,12 @@ nlohmann::ordered_json solve_report_json(const std::string& file, const Model& m
   j["seconds"] = r.seconds;
   j["read_seconds"] = read_seconds;
   if (!r.message.empty()) j["message"] = r.message;
+  if (!r.checks.empty()) {  // the re-solves that confirmed (or overruled) an infeasible / unbounded verdict
+    OJson checks = OJson::array();
+    for (const auto& c : r.checks) checks.push_back({{"solver", c.solver}, {"status", to_string(c.status)}});
+    j["verdict_checks"] = std::move(checks);
+    j["overruled"] = r.overruled;
+  }
   if (with_values && optimal) {
     OJson x = OJson::object();
     for (int i = 0; i < model.num_vars(); ++i) x[model.vars[size_t(i)].name] = r.x[size_t(i)];

@@ -124,6 +124,41 @@ bool check_data(const Model& model, SolveResult& out) {
   return true;
 }
 
+// A MILP that CBC calls infeasible or unbounded is solved again without CBC's preprocessing; where that
+// disagrees, GLPK decides (two of three). The re-solves are recorded in result.checks.
+void confirm_verdict(const Model& model, const SolveOptions& options, SolveResult& result) {
+  if (model.num_integer_vars() == 0) return;
+  if (result.status != SolveStatus::Infeasible && result.status != SolveStatus::Unbounded) return;
+  SolveOptions plain = options;
+  plain.cbc_preprocess = false;
+  plain.confirm_verdicts = false;
+  SolveResult again = detail::solve_coin(model, plain);
+  result.checks.push_back({"cbc_without_preprocessing", again.status});
+  if (again.status == result.status) return;
+  SolveResult glpk = detail::solve_glpk(model, plain);
+  result.checks.push_back({"glpk", glpk.status});
+  if (glpk.status == result.status) {
+    result.message = fmt::format("CBC without preprocessing said {}; GLPK agrees with CBC's {}",
+                                 to_string(again.status), to_string(result.status));
+    return;
+  }
+  const std::string first = to_string(result.status);
+  if (glpk.status == again.status) {
+    const bool optimal = again.status == SolveStatus::Optimal;
+    const std::vector<double> x = optimal ? again.x : std::vector<double>{};
+    auto checks = std::move(result.checks);
+    result = std::move(again);
+    result.x = x;
+    result.checks = std::move(checks);
+    result.overruled = true;
+    result.message = fmt::format("CBC with preprocessing said {}; without it CBC and GLPK say {}", first,
+                                 to_string(result.status));
+    return;
+  }
+  result.message = fmt::format("disputed: CBC with preprocessing {}, without {}, GLPK {}", first,
+                               to_string(again.status), to_string(glpk.status));
+}
+
 }  // namespace
 
 SolveResult solve(const Model& model, Backend backend, const SolveOptions& options) {
@@ -135,6 +170,7 @@ SolveResult solve(const Model& model, Backend backend, const SolveOptions& optio
   } else if (check_data(model, result)) {
     try {
       result = backend == Backend::Cbc ? detail::solve_coin(model, options) : detail::solve_glpk(model, options);
+      if (backend == Backend::Cbc && options.confirm_verdicts) confirm_verdict(model, options, result);
     } catch (const std::exception& e) {
       result = SolveResult{};
       result.status = SolveStatus::Error;

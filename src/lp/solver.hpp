@@ -16,14 +16,26 @@ struct SolveOptions {
   double time_limit = 0.0;  // seconds; <= 0 means none
   int threads = 1;
   bool verbose = false;  // solver log to stderr
+  bool cbc_preprocess = true;   // CBC: CglPreProcess before branch and bound
+  // CBC's "infeasible" / "unbounded" on a MILP is re-solved without preprocessing, and by GLPK where the two
+  // disagree; two of three decide (CBC 2.10.8's preprocessing declares some feasible MILPs infeasible).
+  bool confirm_verdicts = true;
+};
+
+// One re-solve that checked a verdict.
+struct VerdictCheck {
+  std::string solver;  // "cbc_without_preprocessing" | "glpk"
+  SolveStatus status = SolveStatus::Error;
 };
 
 struct SolveResult {
   SolveStatus status = SolveStatus::Error;
   double objective = 0.0;  // meaningful only when Optimal (includes the objective constant)
   std::vector<double> x;   // primal values when Optimal
-  std::string message;     // why, for Unsupported / Error
+  std::string message;     // why, for Unsupported / Error; how a verdict was overruled or disputed
   double seconds = 0.0;
+  std::vector<VerdictCheck> checks;  // the confirmations of an infeasible / unbounded MILP verdict
+  bool overruled = false;            // the first solve's verdict lost two to one
 };
 
 SolveResult solve(const Model& model, Backend backend, const SolveOptions& options = {});

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <vector>
 
+#include <memory>
+
 #include <coin/CbcModel.hpp>
 #include <coin/CbcStrategy.hpp>
 #include <coin/CglPreProcess.hpp>
@@ -204,16 +206,22 @@ SolveResult solve_mip(const CoinArrays& a, const Model& model, const SolveOption
   }
 
   // CglPreProcess by hand (CbcStrategyDefault's built-in preprocessing returned wrong optima, e.g.
-  // the relaxation's value, on 20 of the 100 B4O-Feasible MILPs), then map the solution back.
-  CglPreProcess process;
-  process.messageHandler()->setLogLevel(options.verbose ? 1 : 0);
-  OsiSolverInterface* work = process.preProcess(si, false, 5);
-  if (work == nullptr) {
-    r.status = SolveStatus::Infeasible;
-    return r;
+  // the relaxation's value, on 20 of the 100 B4O-Feasible MILPs), then map the solution back. Without
+  // preprocessing (the re-solve that checks an infeasible verdict) CBC works on the model itself.
+  std::unique_ptr<CglPreProcess> process;
+  OsiSolverInterface* work = &si;
+  if (options.cbc_preprocess) {
+    process = std::make_unique<CglPreProcess>();
+    process->messageHandler()->setLogLevel(options.verbose ? 1 : 0);
+    work = process->preProcess(si, false, 5);
+    if (work == nullptr) {
+      r.status = SolveStatus::Infeasible;
+      r.message = "CBC's preprocessing found the model infeasible";
+      return r;
+    }
+    work->messageHandler()->setLogLevel(options.verbose ? 1 : 0);
+    work->resolve();
   }
-  work->messageHandler()->setLogLevel(options.verbose ? 1 : 0);
-  work->resolve();
 
   CbcModel cbc(*work);
   cbc.setLogLevel(options.verbose ? 1 : 0);
@@ -227,13 +235,18 @@ SolveResult solve_mip(const CoinArrays& a, const Model& model, const SolveOption
   // Cuts at the root, 5 strong-branching candidates, pseudo-costs trusted at once: on the slow
   // references this takes model_132/133 from 2-3 s (and the CLI's 2.5-25 s) to under 1 s CPU.
   CbcStrategyDefault strategy(/*cutsOnlyAtRoot=*/1, /*numberStrong=*/5, /*numberBeforeTrust=*/0, /*printLevel=*/0);
+  strategy.setupPreProcessing(0);  // never the strategy's own preprocessing (above)
   cbc.setStrategy(strategy);
   cbc.branchAndBound();
 
   if (cbc.isProvenOptimal() && cbc.bestSolution() != nullptr) {
-    process.postProcess(*cbc.solver());  // writes the solution back into `si`, in the original columns
     r.status = SolveStatus::Optimal;
-    r.x.assign(si.getColSolution(), si.getColSolution() + model.num_vars());
+    if (process) {
+      process->postProcess(*cbc.solver());  // writes the solution back into `si`, in the original columns
+      r.x.assign(si.getColSolution(), si.getColSolution() + model.num_vars());
+    } else {
+      r.x.assign(cbc.bestSolution(), cbc.bestSolution() + model.num_vars());
+    }
   } else if (cbc.isProvenInfeasible()) {
     r.status = SolveStatus::Infeasible;
   } else if (cbc.isContinuousUnbounded() || cbc.isProvenDualInfeasible()) {

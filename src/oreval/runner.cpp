@@ -162,6 +162,10 @@ Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, 
       o.success || (o.predicted && item.answer && objective_matches_relative(*o.predicted, *item.answer));
   j["status"] = o.status;
   j["detail"] = o.detail.substr(0, 500);
+  if (o.verdict_checks > 0) {  // an infeasible / unbounded verdict was re-solved (and perhaps overruled)
+    j["verdict_checks"] = o.verdict_checks;
+    j["verdict_overruled"] = o.verdict_overruled;
+  }
   if (!api_error.empty()) j["api_error"] = api_error.substr(0, 300);
   j["attempts"] = attempts_used;
   j["seed"] = seed;

@@ -329,6 +329,8 @@ Outcome score_lp_answer(const Benchmark& bench, const BenchItem& item, const std
   opt.time_limit = cfg.lp_time_limit_s;
   auto res = lp::solve(model, lp::Backend::Cbc, opt);
   o.status = lp::to_string(res.status);
+  o.verdict_checks = int(res.checks.size());
+  o.verdict_overruled = res.overruled;
   if (res.status != lp::SolveStatus::Optimal) {
     o.kind = res.status == lp::SolveStatus::Unsupported ? "unsupported"
              : res.status == lp::SolveStatus::TimeLimit ? "timeout"

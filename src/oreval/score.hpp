@@ -57,6 +57,8 @@ struct Outcome {
   std::string status;               // solver status name when known (OPTIMAL, INFEASIBLE, ...)
   std::string detail;               // short diagnostic (exception text, failed check)
   double seconds = 0.0;
+  int verdict_checks = 0;           // LP answers: re-solves that checked CBC's infeasible / unbounded verdict
+  bool verdict_overruled = false;   // ... and whether they overruled it (lp/solver.hpp, confirm_verdicts)
 };
 
 Outcome score_response(const Benchmark& bench, const BenchItem& item, AnswerStyle style, const std::string& response,
