@@ -24,7 +24,8 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   sub.add_option("--sliding-window", o->sliding_window, "Attention window of the base model (default 256 for code answers, 1024 for lp)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--answer-style", o->answer_style,
-                 "What the model learns to answer: lp (an LP-file block) or code (a gurobipy program reading data.json)")
+                 "What the model learns to answer: code (a gurobipy program reading data.json; the default) or lp (an "
+                 "LP-file block: no route passes at this budget, docs/run.md)")
       ->check(CLI::IsMember({"lp", "code"}))
       ->capture_default_str();
   sub.add_option("--matmul", o->matmul,
@@ -32,9 +33,17 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
                  "AVX512_BF16)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
       ->capture_default_str();
+  sub.add_option("--b4o-items", o->b4o_items,
+                 "Score every route also on B4O-Feasible's first N items in file order (default 40, 2 with --quick; 0 = "
+                 "none)")
+      ->check(CLI::NonNegativeNumber);
+  auto data = std::make_shared<std::string>();
+  sub.add_option("--data", *data, "Benchmark folder of the B4O-Feasible slice (default: $TREX_BENCHMARKS, else "
+                                 "../shared/benchmarks; without either the slice is skipped)");
   sub.add_flag("--quick", o->quick, "A shortened run (minutes): tiny data, a few steps");
-  return [o, out] {
+  return [o, out, data] {
     o->out = *out;
+    o->benchmarks_dir = *data;
     auto report = trex::pipeline::run_pipeline(*o);
     std::cout << "report: " << report.string() << "\n";
     return 0;

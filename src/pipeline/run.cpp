@@ -12,6 +12,7 @@
 #include "model/config.hpp"
 #include "model/model.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "oreval/benchmarks.hpp"
 #include "pipeline/report.hpp"
 #include "pipeline/stages.hpp"
 #include "text/tokenizer.hpp"
@@ -115,6 +116,19 @@ void write_prompts(const fs::path& test, const fs::path& out) {
   JsonlWriter w(out);
   while (auto j = r.next())
     w.write(Json{{"id", (*j)["id"]}, {"messages", Json::array({Json{{"role", "user"}, {"content", (*j)["problem"]}}})}});
+  w.commit();
+}
+
+// Prompts for the B4O-Feasible slice: the benchmark file's first `n` items in file order (the slice
+// `trex eval --start 0 --end n` scores), each as its statement alone, the held-out items' prompt.
+void write_b4o_prompts(const fs::path& bench_jsonl, int n, const fs::path& out) {
+  JsonlReader r(bench_jsonl);
+  JsonlWriter w(out);
+  for (int i = 0; i < n; ++i) {
+    auto j = r.next();
+    if (!j) break;
+    w.write(Json{{"id", (*j)["id"]}, {"messages", Json::array({Json{{"role", "user"}, {"content", (*j)["problem"]}}})}});
+  }
   w.commit();
 }
 
@@ -271,7 +285,54 @@ fs::path run_pipeline(const RunOptions& o) {
                        {eval_dir / "summary.json"},
                        0,
                        eval_dir}));  // a fresh folder: trex eval would resume the earlier answers' results
-    rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics});
+    rin.routes.push_back({r.key, r.label, eval_dir / "test" / "results.jsonl", r.metrics, responses});
+  }
+
+  // The B4O-Feasible slice, each route through the same harness. Without an explicit --data a missing
+  // benchmark folder skips it (the report says why); an explicit one that is missing stops the run.
+  const int b4o_n = o.b4o_items >= 0 ? o.b4o_items : (o.quick ? 2 : 40);
+  if (b4o_n > 0) {
+    fs::path bdir;
+    try {
+      bdir = oreval::resolve_benchmarks_dir(o.benchmarks_dir.string());
+      if (!fs::exists(bdir / "bench4opt_feasible.jsonl"))
+        throw Error("no bench4opt_feasible.jsonl in " + bdir.string());
+    } catch (const Error& e) {
+      if (!o.benchmarks_dir.empty()) throw;
+      rin.b4o_skipped = std::string("`") + e.what() + "`";
+      log::warn("B4O-Feasible slice skipped: {}", e.what());
+    }
+    if (rin.b4o_skipped.empty()) {
+      rin.b4o_items = b4o_n;
+      fs::path bench = bdir / "bench4opt_feasible.jsonl";
+      fs::path b4o_prompts = out / "eval" / "b4o_prompts.jsonl";
+      glue("prompts-b4o-" + std::to_string(b4o_n), {bench}, {b4o_prompts},
+           [&] { write_b4o_prompts(bench, b4o_n, b4o_prompts); });
+      for (size_t i = 0; i < routes.size(); ++i) {
+        const Route& r = routes[i];
+        fs::path gen = out / "eval" / (r.key + ".b4o.generated.jsonl");
+        // B4O statements run to ~1,500 tokens: a longer context than the held-out items need.
+        record(runner.run({"generate-b4o-" + r.key,
+                           {"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input",
+                            b4o_prompts.string(), "--output", gen.string(), "--max-tokens",
+                            std::to_string(p.max_new_tokens), "--temperature", "0", "--batch", "8", "--max-context",
+                            "4096"},
+                           {r.ckpt, b4o_prompts, tok},
+                           {gen}}));
+        fs::path responses = out / "eval" / (r.key + ".b4o.responses.jsonl");
+        glue("responses-b4o-" + r.key, {gen}, {responses}, [&] { to_responses(gen, responses); });
+        fs::path eval_dir = out / "eval" / "b4o" / r.key;
+        record(runner.run({"eval-b4o-" + r.key,
+                           {"eval", "--responses", responses.string(), "--benchmarks", "b4o_feasible", "--data",
+                            bdir.string(), "--start", "0", "--end", std::to_string(b4o_n), "--style", p.eval_style,
+                            "--out", eval_dir.string(), "--concurrency", "2", "--json"},
+                           {responses, bench},
+                           {eval_dir / "summary.json"},
+                           0,
+                           eval_dir}));
+        rin.routes[i].b4o_results_jsonl = eval_dir / "b4o_feasible" / "results.jsonl";
+      }
+    }
   }
 
   Json run = {{"preset", o.preset},
@@ -281,7 +342,8 @@ fs::path run_pipeline(const RunOptions& o) {
                {{"synth_count", p.synth_count}, {"test_count", p.test_count}, {"vocab", p.vocab},
                 {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len}, {"sft_seq_len", p.sft_seq_len},
                 {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}, {"sliding_window", p.sliding_window}, {"cpt_lr", p.cpt_lr},
-                {"sft_lr", p.sft_lr}, {"answer_style", o.answer_style}, {"matmul", p.matmul}}},
+                {"sft_lr", p.sft_lr}, {"answer_style", o.answer_style}, {"matmul", p.matmul},
+                {"b4o_items", rin.b4o_items}}},
               {"stages", stages},
               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   write_file_atomic(out / "run.json", run.dump(2) + "\n");

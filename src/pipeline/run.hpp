@@ -18,10 +18,16 @@ struct RunOptions {
   int seq_len = 0, sft_seq_len = 0, micro_batch = 0;
   int max_new_tokens = 0;
   int sliding_window = 0;  // the base model's attention window (0 = the plan's)
-  // What the tiny model learns to answer and the evaluator scores: "lp" (an LP-file block, solved by trex's
-  // reader and CBC; the default, as issue #8 asks) or "code" (a gurobipy program reading the item's data.json,
-  // run through the layer; the style the tiny model learns to pass in minutes, docs/run.md).
-  std::string answer_style = "lp";
+  // What the tiny model learns to answer and the evaluator scores: "code" (a gurobipy program reading the
+  // item's data.json, run through the layer: B4O-Feasible's protocol, the style the tiny model learns to pass in
+  // minutes; the default) or "lp" (an LP-file block, solved by trex's reader and CBC; issue #8's style, which no
+  // route passes at this budget, docs/run.md).
+  std::string answer_style = "code";
+  // The B4O-Feasible slice every route is also scored on: the benchmark file's first N items in file order
+  // (-1 = the plan's: 40, 2 with --quick; 0 = none), read from benchmarks_dir (empty: $TREX_BENCHMARKS, else
+  // ../shared/benchmarks beside the source tree, as trex eval finds it).
+  int b4o_items = -1;
+  std::filesystem::path benchmarks_dir;
   // The trainers' matrix products: fp32, bf16 (fp32 accumulation and master weights), or auto = bf16 where the
   // CPU has AVX512_BF16, else fp32.
   std::string matmul = "auto";

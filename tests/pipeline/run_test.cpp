@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <map>
 #include <set>
+#include <sstream>
 
+#include "oreval/benchmarks.hpp"
 #include "pipeline/report.hpp"
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
@@ -38,19 +41,87 @@ int run_trex(const std::vector<std::string>& args, const fs::path& log) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-// Every number printed in report.md is listed in report_numbers.json with an existing source, and the Pass@1 and
-// answer-progress figures recomputed here from the per-item results agree with the listed ones.
+// The report's example answers: the blocks fenced with tildes, each with the item id of the line before it
+// (the last code span) and whether that line says Correct or Failed.
+struct ShownExample {
+  std::string id, text;
+  bool correct = false;
+};
+std::vector<ShownExample> shown_examples(const std::string& md, std::string* body_without) {
+  std::vector<ShownExample> out;
+  std::istringstream in(md);
+  std::string line, last_header;
+  while (std::getline(in, line)) {
+    if (line.rfind("~~~~", 0) == 0 && line.find_first_not_of('~') == std::string::npos) {
+      ShownExample ex;
+      std::smatch m;
+      std::string h = last_header;
+      EXPECT_TRUE(std::regex_search(h, m, std::regex(R"(item `([^`]+)`)"))) << h;
+      ex.id = m[1];
+      ex.correct = h.rfind("Correct", 0) == 0;
+      EXPECT_TRUE(ex.correct || h.rfind("Failed", 0) == 0) << h;
+      std::string l;
+      bool closed = false;
+      while (std::getline(in, l)) {
+        if (l == line) {
+          closed = true;
+          break;
+        }
+        ex.text += l + "\n";
+      }
+      EXPECT_TRUE(closed) << "unclosed example block";
+      out.push_back(ex);
+      continue;
+    }
+    if (!line.empty()) last_header = line;
+    *body_without += line + "\n";
+  }
+  return out;
+}
+
+std::map<std::string, trex::Json> first_by_id(const fs::path& jsonl) {
+  std::map<std::string, trex::Json> out;
+  trex::JsonlReader r(jsonl);
+  while (auto j = r.next()) out.emplace((*j)["id"].get<std::string>(), *j);
+  return out;
+}
+
+// Every number printed in report.md is listed in report_numbers.json with an existing source, and the figures
+// recomputed here from the per-item results agree with the listed ones: Pass@1 and answer progress per route,
+// the paired CPT -> SFT minus SFT-only difference and its interval, the B4O-Feasible slice; the example answers
+// are the model's text as written (a prefix of its response) with the outcome the results file gives.
 void expect_report_traced(const fs::path& out) {
   std::string md = trex::read_file(out / "report.md");
   trex::Json numbers = trex::parse_json_file(out / "report_numbers.json");
   std::set<std::string> listed;
   for (const auto& e : numbers) {
-    listed.insert(e["text"].get<std::string>());
+    std::string text = e["text"];
+    listed.insert(text);
+    if (!text.empty() && (text[0] == '+' || text[0] == '-')) listed.insert(text.substr(1));  // signed differences
     std::string src = e["source"];
-    EXPECT_TRUE(fs::exists(out / src) || fs::exists(fs::path(TREX_SOURCE_DIR) / src)) << src;
+    const std::size_t plus = src.find(" + ");  // a figure from two files: "a + b"
+    for (const std::string& part : {src.substr(0, plus), plus == std::string::npos ? src : src.substr(plus + 3)})
+      EXPECT_TRUE(fs::exists(out / part) || fs::exists(fs::path(TREX_SOURCE_DIR) / part)) << src;
   }
-  std::string body = std::regex_replace(md, std::regex(R"(\]\([^)]*\))"), "]");  // figure paths
-  body = std::regex_replace(body, std::regex(R"(`[^`]*`)"), "");                 // code spans (file names, presets)
+  // The example answers are the model's text, not report numbers: checked against the responses file instead.
+  std::string body;
+  auto examples = shown_examples(md, &body);
+  auto responses = first_by_id(out / "eval" / "cpt_sft.responses.jsonl");
+  auto results = first_by_id(out / "eval" / "cpt_sft" / "test" / "results.jsonl");
+  for (const auto& ex : examples) {
+    ASSERT_TRUE(responses.count(ex.id)) << ex.id;
+    std::string response = responses[ex.id]["response"];
+    if (!response.empty() && response.back() != '\n') response += '\n';  // the block ends its last line
+    EXPECT_EQ(response.compare(0, ex.text.size(), ex.text), 0) << ex.id << " is not shown as the model wrote it";
+    ASSERT_TRUE(results.count(ex.id)) << ex.id;
+    EXPECT_EQ(results[ex.id]["success"].get<bool>(), ex.correct) << ex.id;
+  }
+  bool any_success = false, any_failure = false;
+  for (auto& [id, r] : results) (r["success"].get<bool>() ? any_success : any_failure) = true;
+  EXPECT_EQ(int(examples.size()), int(any_success) + int(any_failure)) << "one correct and one failed answer, where the run has them";
+
+  body = std::regex_replace(body, std::regex(R"(\]\([^)]*\))"), "]");  // figure paths
+  body = std::regex_replace(body, std::regex(R"(`[^`]*`)"), "");       // code spans (file names, presets)
   body = std::regex_replace(body, std::regex(R"(Pass@1|1e-6|within 1 %)"), "");  // the protocol's names
   std::regex num(R"((^|[^A-Za-z0-9_.])(\d+(\.\d+)?)(?![A-Za-z0-9_]))");
   for (auto it = std::sregex_iterator(body.begin(), body.end(), num); it != std::sregex_iterator(); ++it) {
@@ -62,6 +133,15 @@ void expect_report_traced(const fs::path& out) {
       if (e["what"] == what) return e["value"].get<double>();
     return std::nullopt;
   };
+  trex::Json run = trex::parse_json_file(out / "run.json");
+  const int b4o_items = run["plan"].value("b4o_items", 0);
+  std::vector<std::string> b4o_ids;  // the slice: the benchmark file's first b4o_items ids in file order
+  if (b4o_items > 0) {
+    trex::JsonlReader bench(trex::oreval::resolve_benchmarks_dir("") / "bench4opt_feasible.jsonl");
+    while (auto j = bench.next())
+      if (int(b4o_ids.size()) < b4o_items) b4o_ids.push_back((*j)["id"]);
+    EXPECT_EQ(listed_value("b4o slice items (plan)"), b4o_items);
+  }
   for (const std::string route : {"base", "sft_only", "cpt_sft"}) {
     fs::path results = out / "eval" / route / "test" / "results.jsonl";
     auto scores = trex::pipeline::bucket_scores(results, out / "data" / "test.jsonl");
@@ -79,17 +159,45 @@ void expect_report_traced(const fs::path& out) {
     EXPECT_EQ(listed_value(route + " funnel successes"), f.successes) << route;
     EXPECT_EQ(f.successes, scores.back().second.successes) << route;
     EXPECT_TRUE(f.answered >= f.solved && f.solved >= f.optimal && f.optimal >= f.near && f.near >= f.successes) << route;
+    if (b4o_items > 0) {
+      fs::path b4o = out / "eval" / "b4o" / route / "b4o_feasible" / "results.jsonl";
+      auto bf = trex::pipeline::answer_funnel(b4o);
+      EXPECT_EQ(bf.n, b4o_items) << route;
+      EXPECT_EQ(listed_value(route + " b4o items"), bf.n) << route;
+      EXPECT_EQ(listed_value(route + " b4o successes"), bf.successes) << route;
+      EXPECT_NEAR(*listed_value(route + " b4o pass@1"), 100.0 * bf.successes / bf.n, 1e-9) << route;
+      EXPECT_EQ(listed_value(route + " b4o answered"), bf.answered) << route;
+      EXPECT_EQ(listed_value(route + " b4o solved"), bf.solved) << route;
+      EXPECT_EQ(listed_value(route + " b4o optimal"), bf.optimal) << route;
+      EXPECT_EQ(listed_value(route + " b4o within 1%"), bf.near) << route;
+      std::set<std::string> ids;
+      for (auto& [id, r] : first_by_id(b4o)) ids.insert(id);
+      EXPECT_EQ(ids, std::set<std::string>(b4o_ids.begin(), b4o_ids.end())) << route;
+    }
   }
+  // The paired difference, recomputed from the two routes' results.
+  auto d = trex::pipeline::paired_difference(out / "eval" / "cpt_sft" / "test" / "results.jsonl",
+                                             out / "eval" / "sft_only" / "test" / "results.jsonl");
+  EXPECT_NEAR(*listed_value("difference cpt_sft - sft_only, points"), d.diff, 1e-9);
+  EXPECT_NEAR(*listed_value("difference interval low, points"), d.lo, 1e-9);
+  EXPECT_NEAR(*listed_value("difference interval high, points"), d.hi, 1e-9);
+  EXPECT_NEAR(*listed_value("difference McNemar exact p"), d.mcnemar_p, 1e-12);
+  EXPECT_EQ(listed_value("difference paired items"), d.n);
+  EXPECT_EQ(listed_value("difference items only cpt_sft solves"), d.only_a);
+  EXPECT_EQ(listed_value("difference items only sft_only solves"), d.only_b);
+  EXPECT_EQ(listed_value("bootstrap resamples"), 10000);
+  EXPECT_LE(d.lo, d.diff);
+  EXPECT_GE(d.hi, d.diff);
 }
 
 }  // namespace
 
-// Code answers (`--answer-style code`): the report is traceable, a rerun reuses every stage, and a rerun with
-// another window is refused.
+// The default answer style, code (a gurobipy program reading data.json): the report is traceable, a rerun reuses
+// every stage, and a rerun with another window is refused.
 TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
   fs::path dir = trex::testing::fresh_temp_dir("trex_run_test");
   fs::path out = dir / "run";
-  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code"}, dir / "first.log"), 0)
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "first.log"), 0)
       << trex::read_file(dir / "first.log");
   ASSERT_TRUE(fs::exists(out / "report.md"));
   ASSERT_TRUE(fs::exists(out / "report.html"));
@@ -97,6 +205,12 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
   trex::Json run = trex::parse_json_file(out / "run.json");
   ASSERT_GE(run["stages"].size(), 10u);
   for (const auto& s : run["stages"]) EXPECT_EQ(s["status"], "done") << s.dump();
+  EXPECT_EQ(run["plan"]["answer_style"], "code");
+  for (const auto& s : run["stages"]) {
+    if (s["name"] == "eval-b4o-cpt_sft") {  // the B4O slice goes through trex eval's built-in benchmark, sliced
+      EXPECT_NE(s["command"].get<std::string>().find("--benchmarks b4o_feasible --data "), std::string::npos) << s.dump();
+    }
+  }
 
   expect_report_traced(out);
 
@@ -116,13 +230,14 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
   fs::remove_all(dir);
 }
 
-// The default answer style, lp: the held-out items and the SFT set are lp_structure conversations (LP-file
+// The LP answer style (issue #8's; `--answer-style lp`): the held-out items and the SFT set are lp_structure conversations (LP-file
 // answers), the evaluator reads and solves LP blocks, and the report says so and is traceable. Switching the
 // style in the same folder redoes the data and never pairs the new test set with the old prompts.
-TEST(TrexRun, QuickPipelineInTheDefaultLpAnswerStyleAndAStyleSwitch) {
+TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
   fs::path dir = trex::testing::fresh_temp_dir("trex_run_lp_test");
   fs::path out = dir / "run";
-  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string()}, dir / "lp.log"), 0) << trex::read_file(dir / "lp.log");
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "lp"}, dir / "lp.log"), 0)
+      << trex::read_file(dir / "lp.log");
   trex::Json run = trex::parse_json_file(out / "run.json");
   EXPECT_EQ(run["plan"]["answer_style"], "lp");
   std::string synth_cmd, eval_cmd;
