@@ -1,5 +1,9 @@
 // `trex run`: the whole pipeline on the embedded default (argument parsing only; see pipeline/run).
+#include <chrono>
+#include <cmath>
+#include <fstream>
 #include <iostream>
+#include <string>
 
 #include "cli/command.hpp"
 #include "pipeline/run.hpp"
@@ -44,8 +48,16 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   return [o, out, data] {
     o->out = *out;
     o->benchmarks_dir = *data;
+    const auto t0 = std::chrono::steady_clock::now();
     auto report = trex::pipeline::run_pipeline(*o);
-    std::cout << "report: " << report.string() << "\n";
+    const long secs = std::lround(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    // The report's answer to the question, as the run ends: everything above its first subsection (the
+    // route x bucket table and the CPT -> SFT minus SFT-only line).
+    std::ifstream md(report);
+    std::string line;
+    std::cout << "\n";
+    while (std::getline(md, line) && line.rfind("### ", 0) != 0) std::cout << line << "\n";
+    std::cout << "trex run: " << secs / 60 << " min " << secs % 60 << " s; report: " << report.string() << "\n";
     return 0;
   };
 });
