@@ -297,7 +297,7 @@ TEST(TrexRun, QuickPipelineInTheLpAnswerStyleAndAStyleSwitch) {
   }
   EXPECT_EQ(i, problems.size());
   EXPECT_TRUE(fs::exists(out / "data" / "sft_code_only.jsonl"));
-  EXPECT_NE(trex::read_file(out / "report.md").find("gurobipy-style program"), std::string::npos);
+  EXPECT_NE(trex::read_file(out / "report.md").find("a gurobipy program that reads the item's data.json"), std::string::npos);
   expect_report_traced(out);
   fs::remove_all(dir);
 }
