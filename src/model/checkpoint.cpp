@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "model/checkpoint_hf.hpp"
 #include "model/checkpoint_layout.hpp"
 #include "model/quant.hpp"
 #include "util/atomic_file.hpp"
@@ -120,12 +121,64 @@ Checkpoint Checkpoint::open(const fs::path& path) {
     ck.entries_[name] = std::move(e);
   }
   for (const auto& n : consumed) ck.entries_.erase(n);  // scales seen before their weight in name order
+
+  // transformers' fused routed experts ([E, 2f, d] gate_up_proj = w1 rows then w3 rows per expert, [E, d, f]
+  // down_proj = w2) become per-expert slices named as transformers names a single expert's tensor.
+  std::vector<std::string> fused;
+  for (const auto& [name, e] : ck.entries_) {
+    const std::string k = hf_module_key(name);
+    if (k.ends_with(".mlp.experts.gate_up_proj") || k.ends_with(".mlp.experts.down_proj")) fused.push_back(name);
+  }
+  for (const auto& name : fused) {
+    const CheckpointEntry f = ck.entries_.at(name);
+    const std::string src = ck.files_[f.file].source();
+    if (f.format != StoredFormat::Plain || f.shape.size() != 3)
+      throw Error(SourceLocation{src}, "fused experts tensor '" + name + "' must be a plain 3-D tensor, has shape " +
+                                           shape_str(f.shape));
+    const std::string k = hf_module_key(name);
+    const bool gate_up = k.ends_with("gate_up_proj");
+    const std::string prefix = k.substr(0, k.rfind('.') + 1);  // "model.layers.N.mlp.experts."
+    const int64_t E = f.shape[0], rows = f.shape[1], cols = f.shape[2];
+    if (gate_up && rows % 2 != 0)
+      throw Error(SourceLocation{src}, "fused experts tensor '" + name + "' has an odd row count " + std::to_string(rows));
+    const uint64_t esize = f.data->nbytes() / uint64_t(std::max<int64_t>(1, E * rows * cols));
+    auto slice = [&](int64_t e, const char* w, int64_t row0, int64_t nrows) {
+      CheckpointEntry s = f;
+      s.name = prefix + std::to_string(e) + "." + w + ".weight";
+      s.shape = {nrows, cols};
+      s.byte_begin = uint64_t((e * rows + row0) * cols) * esize;
+      s.byte_len = uint64_t(nrows * cols) * esize;
+      s.fused_from = name;
+      if (!ck.entries_.emplace(s.name, s).second)
+        throw Error(SourceLocation{src}, "tensor '" + s.name + "' present both fused and per expert");
+    };
+    for (int64_t e = 0; e < E; ++e) {
+      if (gate_up) {
+        slice(e, "w1", 0, rows / 2);
+        slice(e, "w3", rows / 2, rows / 2);
+      } else {
+        slice(e, "w2", 0, rows);
+      }
+    }
+    ck.entries_.erase(name);
+  }
   return ck;
 }
 
 const CheckpointEntry* Checkpoint::find(const std::string& name) const {
   auto it = entries_.find(name);
-  return it == entries_.end() ? nullptr : &it->second;
+  if (it != entries_.end()) return &it->second;
+  if (!hf_alias_built_) {
+    for (const auto& [stored, e] : entries_) {
+      auto [a, fresh] = hf_alias_.emplace(hf_module_key(stored), stored);
+      if (!fresh)
+        throw Error(SourceLocation{files_[e.file].source()}, "tensors '" + a->second + "' and '" + stored +
+                                                                 "' are the same tensor under two spellings");
+    }
+    hf_alias_built_ = true;
+  }
+  auto a = hf_alias_.find(hf_module_key(name));
+  return a == hf_alias_.end() ? nullptr : &entries_.at(a->second);
 }
 
 std::string Checkpoint::where(const CheckpointEntry& e) const { return files_[e.file].source(); }
@@ -136,14 +189,16 @@ void Checkpoint::read_float(const CheckpointEntry& e, std::span<float> out) cons
   try {
     const TensorView v = f.view(*e.data);
     switch (e.format) {
-      case StoredFormat::Plain:
+      case StoredFormat::Plain: {
         if (!is_float_convertible(e.data->dtype))
           throw Error(what + ": dtype " + std::string(dtype_name(e.data->dtype)) + " cannot be read as float");
-        if (static_cast<int64_t>(out.size()) != e.data->numel())
+        const int64_t n = shape_numel(e.shape);
+        if (static_cast<int64_t>(out.size()) != n)
           throw Error(what + ": destination holds " + std::to_string(out.size()) + " floats, tensor has " +
-                      std::to_string(e.data->numel()));
-        convert_to_float(e.data->dtype, v.bytes, out);
+                      std::to_string(n));
+        convert_to_float(e.data->dtype, e.byte_len ? v.bytes.subspan(e.byte_begin, e.byte_len) : v.bytes, out);
         break;
+      }
       case StoredFormat::FP8Block: {
         const ScaleView s = scale_view(f.view(*e.scale));
         std::span<const uint8_t> codes(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.bytes.size());
@@ -178,10 +233,10 @@ void Checkpoint::read_int64(const CheckpointEntry& e, std::span<int64_t> out) co
   if (e.format != StoredFormat::Plain || !is_integer_dtype(e.data->dtype))
     throw Error(SourceLocation{f.source()}, "tensor '" + e.name + "' is not an integer tensor (dtype " +
                                                std::string(dtype_name(e.data->dtype)) + ")");
-  if (static_cast<int64_t>(out.size()) != e.data->numel())
+  if (static_cast<int64_t>(out.size()) != shape_numel(e.shape))
     throw Error(SourceLocation{f.source()}, "tensor '" + e.name + "': element count mismatch");
   const TensorView v = f.view(*e.data);
-  const std::byte* p = v.bytes.data();
+  const std::byte* p = v.bytes.data() + e.byte_begin;
   auto load = [&]<typename T>(T) {
     for (size_t i = 0; i < out.size(); ++i) {
       T x;
@@ -211,6 +266,10 @@ std::string LoadReport::summary() const {
   };
   std::string s = "loaded " + std::to_string(loaded) + " tensors (" + std::to_string(dequantised_fp8) + " FP8, " +
                   std::to_string(dequantised_fp4) + " FP4 dequantised)";
+  if (hf_renamed) s += "; " + std::to_string(hf_renamed) + " under transformers' names";
+  if (mtp_absent)
+    s += "; MTP absent (" + std::to_string(mtp_absent) +
+         " mtp.* tensors: the checkpoint has none, as transformers writes it; they keep their values)";
   if (!missing.empty()) s += "; missing: " + list(missing);
   if (!unexpected.empty()) s += "; unexpected: " + list(unexpected);
   return s;
@@ -222,20 +281,27 @@ LoadReport load_weights(const fs::path& path, ParamStore& store, const LoadOptio
 
 LoadReport load_weights(const Checkpoint& ck, ParamStore& store, const LoadOptions& opt) {
   LoadReport rep;
-  std::set<std::string> model_names;
   std::vector<std::string> mismatched;
   // Shapes first, so a bad checkpoint is rejected before any value is overwritten.
   // A sharded store (model parallelism) loads the tensors it holds; the others are the model's, not unexpected.
-  for (const auto& p : store.canonical_table()) model_names.insert(p.name);
-  for (const auto& p : store.canonical_int_table()) model_names.insert(p.name);
+  std::set<std::string> consumed;  // stored entry names some tensor of the model takes
+  bool any_mtp = false;
+  for (const auto* table : {&store.canonical_table(), &store.canonical_int_table()})
+    for (const auto& p : *table)
+      if (const CheckpointEntry* e = ck.find(p.name)) {
+        consumed.insert(e->name);
+        any_mtp = any_mtp || p.name.starts_with("mtp.");
+      }
   auto check_shape = [&](const ParamInfo& p) -> const CheckpointEntry* {
     const CheckpointEntry* e = ck.find(p.name);
     if (!e) {
       rep.missing.push_back(p.name);
       return nullptr;
     }
+    rep.hf_renamed += e->name != p.name;
     if (e->shape != p.shape)
-      mismatched.push_back(p.name + ": checkpoint " + shape_str(e->shape) + " in " + ck.files()[e->file].source() +
+      mismatched.push_back(p.name + (e->name != p.name ? " (stored as " + e->name + ")" : std::string()) +
+                           ": checkpoint " + shape_str(e->shape) + " in " + ck.files()[e->file].source() +
                            ", model " + shape_str(p.shape));
     return e;
   };
@@ -245,11 +311,17 @@ LoadReport load_weights(const Checkpoint& ck, ParamStore& store, const LoadOptio
   for (const auto& p : store.int_table())
     if (auto* e = check_shape(p)) ints.emplace_back(&p, e);
   for (const auto& [name, e] : ck.entries())
-    if (!model_names.count(name)) rep.unexpected.push_back(name);
+    if (!consumed.count(name)) rep.unexpected.push_back(name);
   if (!mismatched.empty()) {
     std::string m = "checkpoint shapes do not match the model (" + std::to_string(mismatched.size()) + "): ";
     for (size_t i = 0; i < mismatched.size() && i < 10; ++i) m += (i ? "; " : "") + mismatched[i];
     throw Error(m);
+  }
+  // transformers' layout: no MTP module at all, everything else present.
+  if (opt.allow_absent_mtp && !any_mtp && !rep.missing.empty() &&
+      std::all_of(rep.missing.begin(), rep.missing.end(), [](const std::string& n) { return n.starts_with("mtp."); })) {
+    rep.mtp_absent = int64_t(rep.missing.size());
+    rep.missing.clear();
   }
   if (!rep.missing.empty() && !opt.allow_missing) throw Error("checkpoint incomplete: " + rep.summary());
   if (!rep.unexpected.empty() && !opt.allow_unexpected)
@@ -267,7 +339,8 @@ LoadReport load_weights(const Checkpoint& ck, ParamStore& store, const LoadOptio
   return rep;
 }
 
-void save_weights(const fs::path& dir, const ParamStore& store, const ModelConfig& cfg, DType dtype) {
+void save_weights(const fs::path& dir, const ParamStore& store, const ModelConfig& cfg, DType dtype,
+                  const SaveOptions& opt) {
   if (dtype != DType::F32 && dtype != DType::BF16)
     throw Error("save_weights: dtype must be F32 or BF16, got " + std::string(dtype_name(dtype)));
   if (store.sharded())
@@ -297,8 +370,55 @@ void save_weights(const fs::path& dir, const ParamStore& store, const ModelConfi
     auto src = store.int_params().subspan(static_cast<size_t>(p.offset), static_cast<size_t>(p.numel));
     ts.push_back({p.name, DType::I64, p.shape, std::as_bytes(src)});
   }
-  write_safetensors(dir / "model.safetensors", ts, {{"format", "pt"}, {"producer", "trex"}});
+  const std::map<std::string, std::string> meta = {{"format", "pt"}, {"producer", "trex"}};
+  uint64_t total = 0;
+  for (const auto& t : ts) total += t.bytes.size();
+  // Shards of another layout from an earlier save into this folder would be read with the new ones.
+  auto remove_shards = [&] {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string n = e.path().filename().string();
+      if (n.starts_with("model-") && n.ends_with(".safetensors") && n.find("-of-") != std::string::npos)
+        fs::remove(e.path(), ec);
+    }
+  };
+  if (total <= opt.max_shard_bytes) {
+    write_safetensors(dir / "model.safetensors", ts, meta);
+    fs::remove(dir / "model.safetensors.index.json", ec);
+    remove_shards();
+  } else {
+    // Whole tensors in name order, a new shard when the next one would overflow (a tensor larger than the
+    // limit gets a shard of its own), as transformers' split_torch_state_dict_into_shards does.
+    std::vector<const TensorToWrite*> order;
+    for (const auto& t : ts) order.push_back(&t);
+    std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    std::vector<std::vector<TensorToWrite>> shards(1);
+    uint64_t in_shard = 0;
+    for (const auto* t : order) {
+      if (!shards.back().empty() && in_shard + t->bytes.size() > opt.max_shard_bytes) {
+        shards.emplace_back();
+        in_shard = 0;
+      }
+      shards.back().push_back(*t);
+      in_shard += t->bytes.size();
+    }
+    remove_shards();
+    fs::remove(dir / "model.safetensors", ec);
+    nlohmann::ordered_json index;
+    index["metadata"] = {{"total_size", total}, {"producer", "trex"}};
+    nlohmann::ordered_json wm = nlohmann::ordered_json::object();
+    char buf[64];
+    for (size_t i = 0; i < shards.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+      write_safetensors(dir / buf, shards[i], meta);
+      for (const auto& t : shards[i]) wm[t.name] = buf;
+    }
+    index["weight_map"] = wm;
+    write_file_atomic(dir / "model.safetensors.index.json", index.dump(2) + "\n");
+  }
   write_file_atomic(dir / "config.json", cfg.to_hf_json().dump(2) + "\n");
+  write_file_atomic(dir / "generation_config.json", hf_generation_config(cfg).dump(2) + "\n");
+  if (!opt.tokenizer.empty())
+    write_hf_tokenizer(dir, opt.tokenizer, cfg.max_position_embeddings > 0 ? cfg.max_position_embeddings : 65536);
 }
 
 }  // namespace trex::model

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/checkpoint_hf.hpp"
 #include "util/error.hpp"
 #include "util/jsonl.hpp"
 
@@ -106,8 +107,10 @@ struct Reader {
 
 }  // namespace
 
-ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& where, const std::string& text) {
-  if (!j.is_object()) throw Error(SourceLocation{where, 1, 0}, "config: expected a JSON object");
+ModelConfig ModelConfig::from_json(const nlohmann::json& j_in, const std::string& where, const std::string& text) {
+  if (!j_in.is_object()) throw Error(SourceLocation{where, 1, 0}, "config: expected a JSON object");
+  // A transformers config.json (DeepseekV4Config fields only) gets the official fields (checkpoint_hf.hpp).
+  const nlohmann::json j = hf_config_to_trex(j_in, where);
   Reader rd{j, where, text};
   ModelConfig c;
   rd.req("vocab_size", c.vocab_size);
@@ -301,6 +304,8 @@ nlohmann::json ModelConfig::to_hf_json() const {
                {"hash_seed", hash_seed},                   {"init_std", init_std},
                {"clamp_shared_expert", clamp_shared_expert}};
   if (indexer_dense_warmup) j["trex"]["indexer_dense_warmup"] = true;
+  // transformers' DeepseekV4Config fields beside the official ones, when the config can be expressed there.
+  if (hf_expressible(*this).empty()) add_hf_config_fields(j, *this);
   return j;
 }
 

@@ -26,7 +26,9 @@ std::filesystem::path write_checkpoint(const fs::path& out, int64_t step, const 
   std::error_code ec;
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp);
-  model::save_weights(tmp, *w.store, *w.config, model::DType::F32);
+  model::SaveOptions so;
+  so.tokenizer = w.tokenizer;
+  model::save_weights(tmp, *w.store, *w.config, model::DType::F32, so);
   if (w.pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(w.pause_ms));
   std::vector<model::TensorToWrite> t(2);
   t[0] = {"m", model::DType::F32, {int64_t(w.m.size())}, std::as_bytes(w.m)};

@@ -26,6 +26,7 @@ struct CheckpointWrite {
   std::span<const float> m, v;  // optimizer state
   nlohmann::json state;         // trainer_state.json
   int pause_ms = 0;             // test hook: sleep after the weights are written (kill-during-write test)
+  std::filesystem::path tokenizer;  // tokenizer.json placed in the folder (Hugging Face model folder); empty: none
 };
 
 // Writes OUT/step-<step>/ atomically, points OUT/latest at it, keeps the newest `keep` (>= 1).

@@ -28,6 +28,7 @@
 #include "model/model_info.hpp"
 #include "text/data_loader.hpp"
 #include "text/datasets.hpp"
+#include "text/tokenizer.hpp"
 #include "train/sharded_optimizer.hpp"
 #include "train/spike_guard.hpp"
 #include "train/train_step.hpp"
@@ -259,12 +260,36 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
         : std::vector<dist::ParamRegion>{{0, int64_t(model.params().size()), nullptr, dist::kStageGroup}};
   std::unique_ptr<dist::GradSync> sync;
   if (D) sync = std::make_unique<dist::GradSync>(regions, model, true, dist::kMaxMessageFloats, D->data_ranks);
-  if (resume_dir)
+  if (resume_dir) {
     model::load_weights(*resume_dir, model.store());
-  else if (!o.init.empty())
-    model::load_weights(o.init, model.store());
-  else
+  } else if (!o.init.empty()) {
+    // A transformers folder has no MTP module: its tensors keep this seed's initialisation.
     model.init(o.seed);
+    const model::LoadReport rep = model::load_weights(o.init, model.store());
+    if (rep.mtp_absent && lead) std::fprintf(stderr, "--init %s: %s\n", o.init.c_str(), rep.summary().c_str());
+  } else {
+    model.init(o.seed);
+  }
+  // The tokenizer the data was packed with, when one lies in the --init folder, --out or its parent: checkpoints
+  // then carry it (with its chat template) and are Hugging Face model folders (docs/huggingface.md).
+  fs::path ckpt_tokenizer;
+  {
+    std::vector<fs::path> cands;
+    if (!o.init.empty()) cands.push_back((fs::is_directory(o.init) ? o.init : o.init.parent_path()) / "tokenizer.json");
+    cands.push_back(o.out / "tokenizer.json");
+    cands.push_back(o.out.parent_path() / "tokenizer.json");
+    for (const fs::path& c : cands) {
+      std::error_code ec;
+      if (!fs::is_regular_file(c, ec)) continue;
+      try {
+        if (text::Tokenizer::load(c).fingerprint() == dataset->tokenizer_sha256()) {
+          ckpt_tokenizer = c;
+          break;
+        }
+      } catch (const Error&) {
+      }
+    }
+  }
 
   OptimizerConfig ocfg;
   ocfg.kind = parse_optimizer(o.optimizer);
@@ -357,6 +382,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     w.v = canon.v;
     w.state = state_json(train_seconds);
     w.pause_ms = o.checkpoint_pause_ms;
+    w.tokenizer = ckpt_tokenizer;
     last_ckpt = write_checkpoint(o.out, done, w, o.keep);
     if (D) D->data->barrier();
   };
