@@ -270,14 +270,15 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   } else {
     model.init(o.seed);
   }
-  // The tokenizer the data was packed with, when one lies in the --init folder, --out or its parent: checkpoints
-  // then carry it (with its chat template) and are Hugging Face model folders (docs/huggingface.md).
+  // The tokenizer the data was packed with, when one lies in the --init folder, --out or the two folders above it:
+  // checkpoints then carry it (with its chat template) and are Hugging Face model folders (docs/huggingface.md).
   fs::path ckpt_tokenizer;
   {
     std::vector<fs::path> cands;
     if (!o.init.empty()) cands.push_back((fs::is_directory(o.init) ? o.init : o.init.parent_path()) / "tokenizer.json");
     cands.push_back(o.out / "tokenizer.json");
     cands.push_back(o.out.parent_path() / "tokenizer.json");
+    cands.push_back(o.out.parent_path().parent_path() / "tokenizer.json");  // trex run: RUN/train/<route>
     for (const fs::path& c : cands) {
       std::error_code ec;
       if (!fs::is_regular_file(c, ec)) continue;
