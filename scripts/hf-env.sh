@@ -14,13 +14,11 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
 req="$src/hf-requirements.txt"
-wrapper=""
-while (($#)); do
-  case "$1" in
-    --wrapper) wrapper=${2:?--wrapper needs a file}; shift 2 ;;
-    *) echo "hf-env: unknown argument '$1' (usage: hf-env.sh [--wrapper FILE])" >&2; exit 2 ;;
-  esac
-done
+NAME=hf-env
+DESC="The transformers environment"
+# shellcheck source=venv-common.sh
+source "$src/venv-common.sh"
+venv_parse_args "$@"
 fail() { echo "error: transformers environment: $*" >&2; exit 1; }
 
 base=${TREX_TORCH_PYTHON_BASE:-/usr/bin/python3}
@@ -36,24 +34,7 @@ cache=${TREX_HF_ENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trex}
 env_dir="$cache/hf-env-$key"
 mkdir -p "$cache" || fail "step 3/5 (cache folder): cannot create $cache"
 
-write_wrapper() {
-  [[ -n "$wrapper" ]] || return 0
-  mkdir -p "$(dirname "$wrapper")"
-  printf '#!/bin/sh\n# The transformers environment'"'"'s python (scripts/hf-env.sh).\nexec "%s/bin/python" "$@"\n' \
-    "$env_dir" > "$wrapper.tmp"
-  chmod +x "$wrapper.tmp"
-  mv "$wrapper.tmp" "$wrapper"
-}
-
-# One builder at a time; the others wait and then reuse its result.
-exec 9>"$cache/hf-env.lock"
-flock 9
-if [[ -f "$env_dir/.complete" ]]; then
-  write_wrapper
-  echo "$env_dir"
-  exit 0
-fi
-rm -rf "$env_dir"
+venv_lock_or_reuse
 echo "hf-env: building $env_dir from $(basename "$req") on $torch_env (first time only)" >&2
 "$base" -m venv "$env_dir" || fail "step 3/5 (venv): '$base -m venv $env_dir' failed"
 site=$("$env_dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -68,5 +49,5 @@ PY
 "$env_dir/bin/python" -m pip check >&2 \
   || { rm -rf "$env_dir"; fail "step 5/5 (pip check): the pinned set is not consistent; update $req"; }
 touch "$env_dir/.complete"
-write_wrapper
+venv_write_wrapper
 echo "$env_dir"

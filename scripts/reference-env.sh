@@ -14,13 +14,11 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
 req="$src/reference-requirements.txt"
-wrapper=""
-while (($#)); do
-  case "$1" in
-    --wrapper) wrapper=${2:?--wrapper needs a file}; shift 2 ;;
-    *) echo "reference-env: unknown argument '$1' (usage: reference-env.sh [--wrapper FILE])" >&2; exit 2 ;;
-  esac
-done
+NAME=reference-env
+DESC="The reference environment"
+# shellcheck source=venv-common.sh
+source "$src/venv-common.sh"
+venv_parse_args "$@"
 fail() { echo "error: reference environment: $*" >&2; exit 1; }
 
 base=${TREX_REFERENCE_PYTHON_BASE:-/usr/bin/python3}
@@ -34,24 +32,7 @@ cache=${TREX_REFERENCE_ENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trex}
 env_dir="$cache/reference-env-$key"
 mkdir -p "$cache" || fail "step 2/4 (cache folder): cannot create $cache"
 
-write_wrapper() {
-  [[ -n "$wrapper" ]] || return 0
-  mkdir -p "$(dirname "$wrapper")"
-  printf '#!/bin/sh\n# The reference environment'"'"'s python (scripts/reference-env.sh).\nexec "%s/bin/python" "$@"\n' \
-    "$env_dir" > "$wrapper.tmp"
-  chmod +x "$wrapper.tmp"
-  mv "$wrapper.tmp" "$wrapper"
-}
-
-# One builder at a time (ctest may start several fixtures); the others wait and then reuse its result.
-exec 9>"$cache/reference-env.lock"
-flock 9
-if [[ -f "$env_dir/.complete" ]]; then
-  write_wrapper
-  echo "$env_dir"
-  exit 0
-fi
-rm -rf "$env_dir"
+venv_lock_or_reuse
 echo "reference-env: building $env_dir from $(basename "$req") (first time only)" >&2
 "$base" -m venv "$env_dir" || fail "step 2/4 (venv): '$base -m venv $env_dir' failed"
 "$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps --only-binary=:all: \
@@ -61,5 +42,5 @@ echo "reference-env: building $env_dir from $(basename "$req") (first time only)
 "$env_dir/bin/python" -m pip check >&2 \
   || { rm -rf "$env_dir"; fail "step 4/4 (pip check): the pinned set is not consistent; update $req"; }
 touch "$env_dir/.complete"
-write_wrapper
+venv_write_wrapper
 echo "$env_dir"

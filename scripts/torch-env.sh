@@ -14,13 +14,11 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
 req="$src/torch-requirements.txt"
-wrapper=""
-while (($#)); do
-  case "$1" in
-    --wrapper) wrapper=${2:?--wrapper needs a file}; shift 2 ;;
-    *) echo "torch-env: unknown argument '$1' (usage: torch-env.sh [--wrapper FILE])" >&2; exit 2 ;;
-  esac
-done
+NAME=torch-env
+DESC="The current-PyTorch environment"
+# shellcheck source=venv-common.sh
+source "$src/venv-common.sh"
+venv_parse_args "$@"
 fail() { echo "error: torch environment: $*" >&2; exit 1; }
 
 base=${TREX_TORCH_PYTHON_BASE:-/usr/bin/python3}
@@ -34,24 +32,7 @@ cache=${TREX_TORCH_ENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trex}
 env_dir="$cache/torch-env-$key"
 mkdir -p "$cache" || fail "step 2/4 (cache folder): cannot create $cache"
 
-write_wrapper() {
-  [[ -n "$wrapper" ]] || return 0
-  mkdir -p "$(dirname "$wrapper")"
-  printf '#!/bin/sh\n# The current-PyTorch environment'"'"'s python (scripts/torch-env.sh).\nexec "%s/bin/python" "$@"\n' \
-    "$env_dir" > "$wrapper.tmp"
-  chmod +x "$wrapper.tmp"
-  mv "$wrapper.tmp" "$wrapper"
-}
-
-# One builder at a time; the others wait and then reuse its result.
-exec 9>"$cache/torch-env.lock"
-flock 9
-if [[ -f "$env_dir/.complete" ]]; then
-  write_wrapper
-  echo "$env_dir"
-  exit 0
-fi
-rm -rf "$env_dir"
+venv_lock_or_reuse
 echo "torch-env: building $env_dir from $(basename "$req") (first time only; downloads ~3 GB from PyPI)" >&2
 "$base" -m venv "$env_dir" || fail "step 2/4 (venv): '$base -m venv $env_dir' failed"
 "$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps --only-binary=:all: \
@@ -66,5 +47,5 @@ PY
 "$env_dir/bin/python" -m pip check >&2 \
   || { rm -rf "$env_dir"; fail "step 4/4 (pip check): the pinned set is not consistent; update $req"; }
 touch "$env_dir/.complete"
-write_wrapper
+venv_write_wrapper
 echo "$env_dir"
