@@ -144,11 +144,8 @@ void confirm_verdict(const Model& model, const SolveOptions& options, SolveResul
   }
   const std::string first = to_string(result.status);
   if (glpk.status == again.status) {
-    const bool optimal = again.status == SolveStatus::Optimal;
-    const std::vector<double> x = optimal ? again.x : std::vector<double>{};
     auto checks = std::move(result.checks);
-    result = std::move(again);
-    result.x = x;
+    result = std::move(again);  // its point, when optimal
     result.checks = std::move(checks);
     result.overruled = true;
     result.message = fmt::format("CBC with preprocessing said {}; without it CBC and GLPK say {}", first,
