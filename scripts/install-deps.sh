@@ -10,6 +10,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcoinutils-dev coinor-libcgl-dev
+  coinor-libipopt-dev coinor-libbonmin-dev
   libglpk-dev
   coinor-cbc glpk-utils
   libopenblas-dev
