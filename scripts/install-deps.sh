@@ -19,6 +19,7 @@ packages=(
   libssl-dev libpcre2-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-pandas python3-venv
+  python3-pulp
 )
 if [[ "${1:-}" == "--with-torch" ]]; then
   packages+=(python3-torch)

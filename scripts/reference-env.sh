@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the reference environment: a Python virtual environment, outside the repository, holding the external
-# implementations trex is checked against (Hugging Face tokenizers, gurobipy, numpy, safetensors), every package
+# implementations trex is checked against (Hugging Face tokenizers, gurobipy, coptpy, numpy, safetensors), every package
 # at the exact version of scripts/reference-requirements.txt. Idempotent: a complete environment for the same
 # requirements and interpreter is reused at once; a half-built one (an interrupted run) is removed and rebuilt.
 # The product (build, `make run`) never needs it; tests and benches that do get it through the ctest fixture
@@ -37,7 +37,7 @@ echo "reference-env: building $env_dir from $(basename "$req") (first time only)
 "$base" -m venv "$env_dir" || fail "step 2/4 (venv): '$base -m venv $env_dir' failed"
 "$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps --only-binary=:all: \
   -r "$req" >&2 || { rm -rf "$env_dir"; fail "step 3/4 (pip install -r $req): failed (is PyPI reachable?)"; }
-"$env_dir/bin/python" -c 'import tokenizers, gurobipy, numpy, safetensors' \
+"$env_dir/bin/python" -c 'import tokenizers, gurobipy, coptpy, numpy, safetensors' \
   || { rm -rf "$env_dir"; fail "step 4/4 (import check): a pinned package does not import"; }
 "$env_dir/bin/python" -m pip check >&2 \
   || { rm -rf "$env_dir"; fail "step 4/4 (pip check): the pinned set is not consistent; update $req"; }
