@@ -5,6 +5,9 @@ from .grb import GRB, GurobiError
 from .expr import Var, LinExpr, QuadExpr, TempConstr, quicksum, max_, min_, abs_, and_, or_, norm
 from .tuples import tupledict, tuplelist, multidict
 from .model import Model, Constr, QConstr, Env, Params
+from .genconstr import GenConstr
+from .expr import GenExpr
+from . import model as _model
 
 __version__ = "12.0.0"
 TREX_LAYER = True
@@ -15,8 +18,8 @@ def read(filename, env=None):
 
 
 def setParam(name, value):
-    """Global parameter default, accepted for compatibility (applies to nothing trex solves differently)."""
-    _global_params[str(name).lower()] = value
+    """Global parameter default: models created afterwards start with it (checked like Model.setParam)."""
+    _model.GLOBAL_PARAMS[str(name).lower()] = _model._check_param(name, value)
 
 
 def disposeDefaultEnv():
@@ -27,8 +30,6 @@ def gurobi():
     return None
 
 
-_global_params = {}
-
 __all__ = ["GRB", "GurobiError", "Var", "LinExpr", "QuadExpr", "TempConstr", "quicksum", "max_", "min_",
            "abs_", "and_", "or_", "norm", "tupledict", "tuplelist", "multidict", "Model", "Constr", "QConstr",
-           "Env", "Params", "read", "setParam", "disposeDefaultEnv"]
+           "Env", "Params", "read", "setParam", "disposeDefaultEnv", "GenConstr", "GenExpr"]

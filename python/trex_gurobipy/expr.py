@@ -1,4 +1,5 @@
-"""Expressions: Var, LinExpr, QuadExpr, TempConstr, quicksum and the refused general-constraint helpers.
+"""Expressions: Var, LinExpr, QuadExpr, TempConstr, quicksum, and the general-constraint helpers (max_, min_, abs_,
+and_, or_ build GenExpr objects; `(b == 1) >> (expr <= c)` builds an indicator; genconstr.py solves them).
 
 Like gurobipy, expressions keep their terms as written (duplicates included); terms are merged only when a
 constraint or objective is handed to the Model. Numbers are anything numbers.Real accepts (int, float, bool,
@@ -25,8 +26,8 @@ def is_number(v):
 
 
 def unsupported(what):
-    return GurobiError(ERROR_UNSUPPORTED, f"unsupported: {what} (trex's gurobipy layer handles linear and "
-                                          "quadratic expressions only; general constraints are not available)")
+    return GurobiError(ERROR_UNSUPPORTED, f"unsupported: {what} (not available in trex's gurobipy layer; see "
+                                          "docs/gurobipy-layer.md)")
 
 
 class _ExprOps:
@@ -188,6 +189,8 @@ class Var(_AttrObject, _ExprOps):
             object.__setattr__(self, "_ub", float(value))
         elif key == "obj":
             object.__setattr__(self, "_obj", float(value))
+            if self._model is not None:  # a linear objective coefficient replaces a piecewise-linear one
+                self._model._m_pwlobj.pop(id(self), None)
         elif key == "vtype":
             vt = str(value).upper()
             if vt not in ("C", "B", "I", "S", "N"):
@@ -560,13 +563,54 @@ class TempConstr:
         raise GurobiError(0, "Constraint has no bool value (are you trying \"lb <= expr <= ub\"?)")
 
     def __rshift__(self, other):
-        raise unsupported("indicator constraints ((binvar == value) >> constraint)")
-
-    def __rrshift__(self, other):
-        raise unsupported("indicator constraints ((binvar == value) >> constraint)")
+        """`(b == 1) >> (x + y <= 3)`: an indicator constraint for Model.addConstr."""
+        if not isinstance(other, TempConstr) or isinstance(other, IndicatorConstr):
+            return NotImplemented
+        lhs, rhs = self._lhs, self._rhs
+        if self._sense != GRB.EQUAL or not isinstance(lhs, Var) or not is_number(rhs):
+            raise GurobiError(10003, "Invalid indicator: the left side must be (variable == 0 or 1)")
+        return IndicatorConstr(lhs, rhs, other)
 
     def __repr__(self):
         return f"<gurobi.TempConstr: {self._lhs!r} {self._sense} {self._rhs!r}>"
+
+
+class IndicatorConstr(TempConstr):
+    """`(binvar == value) >> constraint`, consumed by Model.addConstr as addGenConstrIndicator."""
+    __slots__ = ("_binvar", "_binval", "_constr")
+
+    def __init__(self, binvar, binval, constr):
+        TempConstr.__init__(self, constr._lhs, constr._sense, constr._rhs)
+        self._binvar = binvar
+        self._binval = binval
+        self._constr = constr
+
+    def __rshift__(self, other):
+        return NotImplemented
+
+
+class GenExpr:
+    """What max_ / min_ / abs_ / and_ / or_ return: only `var == genexpr` in Model.addConstr uses it."""
+    __slots__ = ("_kind", "_args", "_constant")
+    __array_ufunc__ = None
+
+    def __init__(self, kind, args, constant=None):
+        self._kind = kind
+        self._args = args
+        self._constant = constant
+
+    def __eq__(self, other):  # `y == max_(...)` reaches Var.__eq__ first; this side only sees the reversed form
+        raise GurobiError(10003, "General expressions can only be the right hand side part of an assignment to a "
+                                 "single variable")
+
+    def __le__(self, other):
+        raise GurobiError(10003, "General expressions can only be equal to a single var")
+
+    __ge__ = __le__
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<gurobi.GenExpr{['Max', 'Min', 'Abs', 'And', 'Or'][self._kind]}>"
 
 
 def _temporary_refcount():
@@ -615,16 +659,31 @@ def quicksum(iterable):
     return r
 
 
-def _refuse(name):
-    def f(*args, **kwargs):
-        raise unsupported(f"general constraint helper {name}()")
-    f.__name__ = name
-    return f
+def _gen_members(args, who):
+    from .genconstr import flatten_members
+    return flatten_members(args)
 
 
-max_ = _refuse("max_")
-min_ = _refuse("min_")
-abs_ = _refuse("abs_")
-and_ = _refuse("and_")
-or_ = _refuse("or_")
-norm = _refuse("norm")
+def max_(*args, constant=None):
+    """y == max_(x1, x2, [x3, x4], 5, constant=3): Vars, lists of Vars and numbers (constants combine)."""
+    return GenExpr(GRB.GENCONSTR_MAX, _gen_members(args, "max_"), constant)
+
+
+def min_(*args, constant=None):
+    return GenExpr(GRB.GENCONSTR_MIN, _gen_members(args, "min_"), constant)
+
+
+def abs_(arg):
+    return GenExpr(GRB.GENCONSTR_ABS, [arg])  # a non-variable argument fails in addConstr, as in gurobipy
+
+
+def and_(*args):
+    return GenExpr(GRB.GENCONSTR_AND, [v for v in _gen_members(args, "and_")])
+
+
+def or_(*args):
+    return GenExpr(GRB.GENCONSTR_OR, [v for v in _gen_members(args, "or_")])
+
+
+def norm(*args, **kwargs):
+    raise unsupported("general constraint helper norm()")

@@ -5,7 +5,7 @@ Values match Gurobi 12 so code that compares against literal numbers (status 2 =
 
 
 class GurobiError(Exception):
-    """Raised for API misuse and for features this layer refuses (quadratic solves, general constraints)."""
+    """Raised for API misuse and for features this layer refuses (errno 10024, message `unsupported: ...`)."""
 
     def __init__(self, errno_or_msg=None, message=None):
         if message is None:
@@ -61,6 +61,17 @@ class AttrConstClass:
     NumConstrs = "NumConstrs"
     NumQConstrs = "NumQConstrs"
     NumGenConstrs = "NumGenConstrs"
+    NumObj = "NumObj"
+    IsMultiObj = "IsMultiObj"
+    ObjNVal = "ObjNVal"
+    ObjNName = "ObjNName"
+    ObjNPriority = "ObjNPriority"
+    ObjNWeight = "ObjNWeight"
+    ObjNRelTol = "ObjNRelTol"
+    ObjNAbsTol = "ObjNAbsTol"
+    ObjNCon = "ObjNCon"
+    GenConstrName = "GenConstrName"
+    GenConstrType = "GenConstrType"
     NumIntVars = "NumIntVars"
     NumBinVars = "NumBinVars"
     NumNZs = "NumNZs"
@@ -131,6 +142,7 @@ class ParamConstClass:
     NumericFocus = "NumericFocus"
     BestObjStop = "BestObjStop"
     Cutoff = "Cutoff"
+    ObjNumber = "ObjNumber"
 
 
 class ErrorConstClass:
@@ -184,7 +196,8 @@ class GRB:
     USER_OBJ_LIMIT = StatusConstClass.USER_OBJ_LIMIT
     WORK_LIMIT = StatusConstClass.WORK_LIMIT
     MEM_LIMIT = StatusConstClass.MEM_LIMIT
-    # SOS types, general-constraint types (accepted as names; general constraints are refused)
+    # SOS types; general-constraint types (gurobipy 13.0.3's values; genconstr.py reformulates MAX, MIN, ABS, AND,
+    # OR, INDICATOR and PWL, the others are refused)
     SOS_TYPE1 = 1
     SOS_TYPE2 = 2
     GENCONSTR_MAX = 0
@@ -193,8 +206,19 @@ class GRB:
     GENCONSTR_AND = 3
     GENCONSTR_OR = 4
     GENCONSTR_NORM = 5
-    GENCONSTR_INDICATOR = 6
-    GENCONSTR_PWL = 7
+    GENCONSTR_NL = 6
+    GENCONSTR_INDICATOR = 7
+    GENCONSTR_PWL = 8
+    GENCONSTR_POLY = 9
+    GENCONSTR_EXP = 10
+    GENCONSTR_EXPA = 11
+    GENCONSTR_LOG = 12
+    GENCONSTR_LOGA = 13
+    GENCONSTR_POW = 14
+    GENCONSTR_SIN = 15
+    GENCONSTR_COS = 16
+    GENCONSTR_TAN = 17
+    GENCONSTR_LOGISTIC = 18
     # Basis statuses
     BASIC = 0
     NONBASIC_LOWER = -1

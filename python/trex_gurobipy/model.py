@@ -6,9 +6,9 @@ in column order. Attribute and parameter names are case-insensitive, as in gurob
 import inspect
 import os
 
-from . import lpwriter
-from .expr import (AttrUnavailable, LinExpr, QuadExpr, TempConstr, Var, _AttrObject, _combine, is_number,
-                   unsupported)
+from . import genconstr, lpwriter, multiobj
+from .expr import (AttrUnavailable, GenExpr, IndicatorConstr, LinExpr, QuadExpr, TempConstr, Var, _AttrObject,
+                   _combine, is_number, unsupported)
 from .grb import GRB, GurobiError, STATUS_NAMES
 from .tuples import tupledict, tuplelist
 
@@ -140,12 +140,51 @@ _PARAM_DEFAULTS = {
     "optimalitytol": 1e-6, "intfeastol": 1e-5, "nodelimit": INF, "solutionlimit": GRB.MAXINT,
     "iterationlimit": INF, "mipfocus": 0, "heuristics": 0.05, "cuts": -1, "dualreductions": 1,
     "infunbdinfo": 0, "numericfocus": 0, "bestobjstop": -INF, "cutoff": INF, "poolsolutions": 10,
-    "poolsearchmode": 0,
+    "poolsearchmode": 0, "objnumber": 0,
 }
 
 
+# --- parameters: the commonly set ones are checked as gurobipy 13.0.3 checks them (type, range, message) -------
+# name -> (type, minimum, maximum); int parameters take floats with integral values (Seed 1.0 -> 1)
+_PARAM_RANGES = {
+    "timelimit": (float, 0.0, INF), "mipgap": (float, 0.0, INF), "mipgapabs": (float, 0.0, INF),
+    "outputflag": (int, 0, 1), "logtoconsole": (int, 0, 1), "nonconvex": (int, -1, 2), "seed": (int, 0, GRB.MAXINT),
+    "threads": (int, -1, 1024), "objnumber": (int, 0, GRB.MAXINT), "dualreductions": (int, 0, 1),
+    "presolve": (int, -1, 2), "method": (int, -1, 6), "mipfocus": (int, 0, 3),
+}
+GLOBAL_PARAMS = {}  # gurobipy.setParam: the defaults of models created afterwards
+
+
+def _check_param(name, value):
+    key = str(name).lower()
+    spec = _PARAM_RANGES.get(key)
+    if spec is None:
+        return value
+    typ, lo, hi = spec
+    if typ is float:
+        if isinstance(value, str) or not is_number(value):
+            raise TypeError(f"must be real number, not {type(value).__name__}")
+        value = float(value)
+    else:
+        if isinstance(value, str) or not is_number(value) or float(value) != int(value):
+            raise TypeError("an integer is required")
+        value = int(value)
+    pretty = _PARAM_NAMES.get(key, name)
+    if value < lo:
+        raise GurobiError(10008, f"Unable to set parameter {pretty} to value {value:g} (minimum is {lo:g})")
+    if value > hi:
+        raise GurobiError(10008, f"Unable to set parameter {pretty} to value {value:g} (maximum is {hi:g})")
+    return value
+
+
+_PARAM_NAMES = {k.lower(): k for k in ("TimeLimit", "MIPGap", "MIPGapAbs", "OutputFlag", "LogToConsole", "NonConvex",
+                                       "Seed", "Threads", "ObjNumber", "DualReductions", "Presolve", "Method",
+                                       "MIPFocus")}
+
+
 class Params:
-    """model.Params / env params: any parameter name is accepted (case-insensitive); TimeLimit is used."""
+    """model.Params / env params: any parameter name is accepted (case-insensitive); the common ones are checked
+    (_PARAM_RANGES); TimeLimit changes how trex solves, ObjNumber selects the objective ObjN* attributes read."""
 
     def __init__(self, values=None):
         object.__setattr__(self, "_values", dict(values or {}))
@@ -160,11 +199,7 @@ class Params:
 
     def _set(self, name, value):
         key = str(name).lower()
-        if key == "timelimit":
-            value = float(value)
-            if value < 0:
-                raise GurobiError(10008, "Unable to set parameter TimeLimit to negative value")
-        self._values[key] = value
+        self._values[key] = _check_param(name, value)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -209,7 +244,7 @@ class Env:
 # Internal fields carry an `_m_` prefix: user code often stores its own data as model._vars, model._data, ...
 _MODEL_FIELDS = {"_m_name", "_m_vars", "_m_constrs", "_m_qconstrs", "_m_sense", "_m_objcon", "_m_qobj",
                  "_m_params", "_m_status", "_m_objval", "_m_objbound", "_m_runtime", "_m_solcount",
-                 "_m_solver_detail", "_m_mipgap"}
+                 "_m_solver_detail", "_m_mipgap", "_m_genconstrs", "_m_pwlobj", "_m_objn", "_m_stage", "_m_objnval"}
 
 
 # Model attributes whose reads see the model as of the last update() (their values when nothing was updated yet).
@@ -227,8 +262,16 @@ class Model:
         object.__setattr__(self, "_m_sense", GRB.MINIMIZE)
         object.__setattr__(self, "_m_objcon", 0.0)
         object.__setattr__(self, "_m_qobj", [])
-        base = env.params._values if isinstance(env, Env) else None
+        base = dict(GLOBAL_PARAMS)
+        if isinstance(env, Env):
+            base.update(env.params._values)
         object.__setattr__(self, "_m_params", Params(base))
+        # general constraints (genconstr.py) and objectives (multiobj.py): kept as written, reformulated at solve
+        object.__setattr__(self, "_m_genconstrs", [])
+        object.__setattr__(self, "_m_pwlobj", {})    # id(var) -> (var, xs, ys)
+        object.__setattr__(self, "_m_objn", {})      # objective number -> multiobj.ObjN
+        object.__setattr__(self, "_m_stage", None)   # a hierarchical level being solved (multiobj.optimize)
+        object.__setattr__(self, "_m_objnval", None)
         object.__setattr__(self, "_m_status", GRB.LOADED)
         object.__setattr__(self, "_m_objval", None)
         object.__setattr__(self, "_m_objbound", None)
@@ -240,7 +283,7 @@ class Model:
         # objects' attributes) is the model as of the last update(), optimize() or write(); changes apply to
         # the model at once, so the model that is solved or written is the same.
         object.__setattr__(self, "_m_upd", {"vars": [], "constrs": [], "qconstrs": [], "obj": LinExpr(),
-                                            "attrs": {}})
+                                            "attrs": {}, "genconstrs": []})
 
     # --- variables ------------------------------------------------------------------------------------------
     def addVar(self, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name="", column=None):
@@ -289,6 +332,12 @@ class Model:
             raise GurobiError(10003, f"Invalid argument to Model.addConstr: the number {tc!r} is not a constraint")
         if not isinstance(tc, TempConstr):
             raise GurobiError(10003, f"Invalid argument to Model.addConstr: {type(tc).__name__}")
+        if isinstance(tc, IndicatorConstr):
+            return self.addGenConstrIndicator(tc._binvar, tc._binval, tc._constr, name=name)
+        if isinstance(tc._rhs, GenExpr) or isinstance(tc._lhs, GenExpr):
+            if tc._sense != GRB.EQUAL:
+                raise GurobiError(10003, "General expressions can only be equal to a single var")
+            return genconstr.from_genexpr(self, tc._lhs, tc._rhs, name)
         return self._add_row(tc._lhs, tc._sense, tc._rhs, name)
 
     def _add_row(self, lhs, sense, rhs, name):
@@ -344,7 +393,7 @@ class Model:
         frame_vars = None
         code = getattr(generator, "gi_code", None)
         if code is not None:
-            frame_vars = [v for v in code.co_varnames if not v.startswith(".")]
+            frame_vars = _loop_names(code)
         for pos, tc in enumerate(generator):
             if frame_vars is not None and generator.gi_frame is not None:
                 loc = generator.gi_frame.f_locals
@@ -368,6 +417,77 @@ class Model:
     def addRange(self, expr, lower, upper, name=""):
         raise unsupported("range constraints (addRange)")
 
+    # --- general constraints (genconstr.py) ------------------------------------------------------------------
+    def _add_genconstr(self, gtype, data, name):
+        g = genconstr.GenConstr(self, len(self._m_genconstrs), "" if name is None else str(name), gtype, data)
+        self._m_genconstrs.append(g)
+        self._invalidate_solution()
+        return g
+
+    def addGenConstrMax(self, resvar, vars, constant=None, name=""):
+        members = genconstr.flatten_members([vars])
+        return self._add_genconstr(GRB.GENCONSTR_MAX, genconstr.max_min_data(GRB.GENCONSTR_MAX, resvar, members,
+                                                                            constant), name)
+
+    def addGenConstrMin(self, resvar, vars, constant=None, name=""):
+        members = genconstr.flatten_members([vars])
+        return self._add_genconstr(GRB.GENCONSTR_MIN, genconstr.max_min_data(GRB.GENCONSTR_MIN, resvar, members,
+                                                                            constant), name)
+
+    def addGenConstrAbs(self, resvar, argvar, name=""):
+        return self._add_genconstr(GRB.GENCONSTR_ABS, (genconstr._var(resvar), genconstr._var(argvar)), name)
+
+    def addGenConstrAnd(self, resvar, vars, name=""):
+        members = [genconstr._var(v) for v in genconstr.flatten_members([vars])]
+        return self._add_genconstr(GRB.GENCONSTR_AND, (genconstr._var(resvar), members), name)
+
+    def addGenConstrOr(self, resvar, vars, name=""):
+        members = [genconstr._var(v) for v in genconstr.flatten_members([vars])]
+        return self._add_genconstr(GRB.GENCONSTR_OR, (genconstr._var(resvar), members), name)
+
+    def addGenConstrIndicator(self, binvar, binval, lhs, sense=None, rhs=None, name=""):
+        return self._add_genconstr(GRB.GENCONSTR_INDICATOR,
+                                   genconstr.indicator_data(binvar, binval, lhs, sense, rhs), name)
+
+    def addGenConstrPWL(self, xvar, yvar, xpts, ypts, name=""):
+        xs, ys = genconstr.pwl_points(xpts, ypts)
+        return self._add_genconstr(GRB.GENCONSTR_PWL, (genconstr._var(xvar), genconstr._var(yvar), xs, ys), name)
+
+    def getGenConstrs(self):
+        return list(self._m_upd["genconstrs"])
+
+    def _gen_of(self, g, gtype):
+        if not isinstance(g, genconstr.GenConstr) or g._type != gtype:
+            raise GurobiError(10003, "Invalid general constraint type")
+        return g._data
+
+    def getGenConstrMax(self, g):
+        r, v, c = self._gen_of(g, GRB.GENCONSTR_MAX)
+        return r, list(v), -1e30 if c is None else c
+
+    def getGenConstrMin(self, g):
+        r, v, c = self._gen_of(g, GRB.GENCONSTR_MIN)
+        return r, list(v), 1e30 if c is None else c
+
+    def getGenConstrAbs(self, g):
+        return self._gen_of(g, GRB.GENCONSTR_ABS)
+
+    def getGenConstrAnd(self, g):
+        r, v = self._gen_of(g, GRB.GENCONSTR_AND)
+        return r, list(v)
+
+    def getGenConstrOr(self, g):
+        r, v = self._gen_of(g, GRB.GENCONSTR_OR)
+        return r, list(v)
+
+    def getGenConstrIndicator(self, g):
+        b, val, terms, sense, rhs = self._gen_of(g, GRB.GENCONSTR_INDICATOR)
+        return b, val, LinExpr([c for c, _ in terms], [v for _, v in terms]), sense, rhs
+
+    def getGenConstrPWL(self, g):
+        x, y, xs, ys = self._gen_of(g, GRB.GENCONSTR_PWL)
+        return x, y, len(xs), list(xs), list(ys)
+
     def _refuse_gen(self, what):
         def f(*args, **kwargs):
             raise unsupported(f"general constraints ({what})")
@@ -378,9 +498,6 @@ class Model:
 
     def getQConstrs(self):
         return list(self._m_upd["qconstrs"])
-
-    def getGenConstrs(self):
-        return []
 
     def getSOSs(self):
         return []
@@ -408,9 +525,12 @@ class Model:
     def remove(self, items):
         if isinstance(items, (dict,)):
             items = list(items.values())
-        elif isinstance(items, (Var, Constr)):
+        elif isinstance(items, (Var, Constr, genconstr.GenConstr)):
             items = [items]
         gone = {id(x) for x in items}
+        self._m_genconstrs[:] = [g for g in self._m_genconstrs if id(g) not in gone]
+        for i, g in enumerate(self._m_genconstrs):
+            object.__setattr__(g, "_index", i)
         removed_vars = [v for v in self._m_vars if id(v) in gone]
         self._m_vars[:] = [v for v in self._m_vars if id(v) not in gone]
         self._m_constrs[:] = [c for c in self._m_constrs if id(c) not in gone]
@@ -439,6 +559,7 @@ class Model:
             raise GurobiError(10003, f"setObjective: unsupported objective type {type(expr).__name__}")
         for v in self._m_vars:
             object.__setattr__(v, "_obj", 0.0)
+        self._m_pwlobj.clear()  # setObjective replaces piecewise-linear objectives too (gurobipy 13.0.3)
         if isinstance(expr, QuadExpr):
             lin = expr._lin
             self._m_qobj[:] = _merge_quad(expr._qc, expr._qv1, expr._qv2)
@@ -452,11 +573,16 @@ class Model:
             self._set_sense(sense)
         self._invalidate_solution()
 
-    def setObjectiveN(self, *args, **kwargs):
-        raise unsupported("multi-objective models (setObjectiveN)")
+    def setObjectiveN(self, expr, index, priority=0, weight=1.0, abstol=1e-6, reltol=0.0, name=""):
+        multiobj.set_objective_n(self, expr, index, priority, weight, abstol, reltol, name)
 
-    def setPWLObj(self, *args, **kwargs):
-        raise unsupported("piecewise-linear objectives (setPWLObj)")
+    def setPWLObj(self, var, x, y):
+        """A piecewise-linear objective term f(var) (replaces var's Obj coefficient, as in gurobipy)."""
+        genconstr._var(var)
+        xs, ys = genconstr.pwl_points(x, y)
+        object.__setattr__(var, "_obj", 0.0)
+        self._m_pwlobj[id(var)] = (var, xs, ys)
+        self._invalidate_solution()
 
     def _set_sense(self, sense):
         if isinstance(sense, str):
@@ -547,8 +673,12 @@ class Model:
             return len(self._m_constrs)
         if key == "numqconstrs":
             return len(self._m_qconstrs)
-        if key in ("numgenconstrs", "numsos"):
+        if key == "numgenconstrs":
+            return len(self._m_genconstrs)
+        if key == "numsos":
             return 0
+        if key in multiobj.MODEL_ATTRS:
+            return multiobj.model_attr(self, key, name)
         if key == "numintvars":
             return sum(1 for v in self._m_vars if v._vtype in ("B", "I", "N"))
         if key == "numbinvars":
@@ -558,13 +688,11 @@ class Model:
         if key == "numqnzs":
             return len(self._m_qobj)
         if key == "ismip":
-            return int(any(v._vtype != "C" for v in self._m_vars))
+            return int(any(v._vtype != "C" for v in self._m_vars) or bool(self._m_genconstrs))
         if key == "isqp":  # gurobipy: a quadratic objective and no quadratic constraints (else IsQCP)
             return int(bool(self._m_qobj) and not self._m_qconstrs)
         if key == "isqcp":
             return int(bool(self._m_qconstrs))
-        if key == "ismultiobj":
-            return 0
         if key == "solcount":
             return self._m_solcount
         if key == "runtime":
@@ -600,7 +728,7 @@ class Model:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        if name.startswith("addGenConstr"):
+        if name.startswith("addGenConstr"):  # Norm, Exp, Log, Pow, Sin, NL, ...: not reformulated
             return self._refuse_gen(name)
         return self._model_attr(name)
 
@@ -620,9 +748,12 @@ class Model:
             object.__setattr__(c, "_u", (c._display_name(), c._sense, c._rhs))
         for c in self._m_qconstrs:
             object.__setattr__(c, "_u", (c._display_name(), c._sense, c._rhs))
+        for g in self._m_genconstrs:
+            object.__setattr__(g, "_u", g._display_name())
         object.__setattr__(self, "_m_upd", {
             "vars": list(self._m_vars), "constrs": list(self._m_constrs), "qconstrs": list(self._m_qconstrs),
-            "obj": self._live_objective(), "attrs": {k: self._live_attr(k, k) for k in _LAZY_ATTRS}})
+            "obj": self._live_objective(), "attrs": {k: self._live_attr(k, k) for k in _LAZY_ATTRS},
+            "genconstrs": list(self._m_genconstrs)})
 
     def reset(self, clearall=0):
         self._invalidate_solution()
@@ -665,6 +796,7 @@ class Model:
             object.__setattr__(self, "_m_status", GRB.LOADED)
             object.__setattr__(self, "_m_objval", None)
             object.__setattr__(self, "_m_solcount", 0)
+            object.__setattr__(self, "_m_objnval", None)
             for v in self._m_vars:
                 object.__setattr__(v, "_x", None)
 
@@ -690,7 +822,7 @@ class Model:
             terms = sorted(((v._index, k) for k, v in c._terms), key=lambda t: t[0])
             q = sorted(((k, a._index, b._index) for k, a, b in c._qterms), key=lambda t: (t[1], t[2]))
             rows.append((nm, terms, c._sense, c._rhs, q))
-        return {
+        snap = {
             "model_name": self._m_name,
             "sense": self._m_sense,
             "var_names": var_names,
@@ -700,6 +832,11 @@ class Model:
             "rows": rows,
             "bounds": [(v._lb, v._ub, v._vtype) for v in self._m_vars],
         }
+        if canonical:  # what trex solves: general constraints as MILP rows, a hierarchical level's objective
+            if self._m_stage is not None:
+                multiobj.apply_stage(self, snap)
+            genconstr.reformulate(self, snap)
+        return snap
 
     def _check_writable(self):
         for v in self._m_vars:
@@ -712,7 +849,7 @@ class Model:
         self.update()  # gurobipy's write() processes pending changes first
         if lower.endswith(".lp"):
             self._check_writable()
-            text = lpwriter.render_lp(self._snapshot())
+            text = self._lp_text()
             with open(filename, "w", encoding="utf-8") as f:
                 f.write(text)
         elif lower.endswith(".sol"):
@@ -726,6 +863,17 @@ class Model:
             pass  # parameter/solution side files: nothing the evaluation reads
         else:
             raise unsupported(f"writing '{os.path.basename(filename)}' (only .lp and .sol files are written)")
+
+    def _lp_text(self):
+        """The LP file as gurobipy 13.0.3 writes it: linear/quadratic parts from lpwriter, then the general
+        constraints (indicator rows, PWLObj, General Constraints) and multiple objectives added around them."""
+        snap = self._snapshot()
+        names = list(snap["var_names"])
+        if multiobj.is_multi(self):
+            return genconstr.decorate_lp(self, multiobj.render_lp(self, snap), names)
+        if self._m_pwlobj:
+            return genconstr.decorate_lp(self, genconstr.render_with_pwl_terms(self, snap), names)
+        return genconstr.decorate_lp(self, lpwriter.render_lp(snap), names)
 
     def printStats(self):
         print(f"Statistics for model {self._m_name}:\n  Linear constraint matrix    : "
@@ -748,7 +896,10 @@ class Model:
             raise unsupported("optimize(callback)")
         from .solve import solve_model
         self.update()
-        solve_model(self)
+        if multiobj.is_multi(self):
+            multiobj.optimize(self, solve_model)
+        else:
+            solve_model(self)
 
     def status_name(self):
         return STATUS_NAMES.get(self._m_status, str(self._m_status))
@@ -774,6 +925,18 @@ def _expand_keys(indices):
     for members in lists:
         keys = [k + (m if isinstance(m, tuple) else (m,)) for k in keys for m in members]
     return [k[0] if len(k) == 1 else k for k in keys]
+
+
+def _loop_names(code):
+    """The generator's loop variables in the order they are bound: its locals and, when an inner generator
+    captures one (`for m in ...: quicksum(a[j, m] for j in ...)`), its cell variables too."""
+    import dis
+    names = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_FAST", "STORE_DEREF") and not str(ins.argval).startswith(".") \
+                and ins.argval not in names:
+            names.append(ins.argval)
+    return names
 
 
 def _key_text(key):

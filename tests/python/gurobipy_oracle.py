@@ -7,6 +7,7 @@ Program sets (each program: id, code, the files it reads):
   synth                      the code answers of a `trex synth` folder, one per family x variant x representation
                              (x data-file layout x task), with the data files synth exported for them
   api                        the layer's own test programs (tests/python/gurobipy_oracle_api.py)
+  genconstr                  general constraints, PWL and multiple objectives (gurobipy_oracle_genconstr.py)
   FILE.jsonl                 programs in the worker's format (the committed subset of the ctest)
 
 Each program runs once per executor in a worker process (`gurobipy_oracle.py worker`, run by that executor's
@@ -236,6 +237,22 @@ def api_programs():
             for name, code in mod.PROGRAMS]
 
 
+def genconstr_programs():
+    """The general-constraint set (issue #25 point 3); a program's known difference travels as `documented`."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gurobipy_oracle_genconstr",
+                                                  os.path.join(HERE, "gurobipy_oracle_genconstr.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = []
+    for name, code in mod.PROGRAMS:
+        p = {"set": "genconstr", "id": name, "code": code, "files": {}, "replace_data_json": False}
+        if name in mod.DOCUMENTED:
+            p["documented"] = list(mod.DOCUMENTED[name])
+        out.append(p)
+    return out
+
+
 def load_jsonl(path):
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -398,15 +415,20 @@ def compare(trex, g, l):
 CATEGORIES = ("agree", "differ", "layer unsupported", "over the size limit")
 
 
-def documented(g, l, reasons):
+def documented(g, l, reasons, program=None):
     """The name of the documented difference (docs/gurobipy-layer.md, "Checked against gurobipy 13.0.3") that
     explains every reason of a differing item, else None. One is known: Gurobi's presolve stops at INF_OR_UNBD
     (4) where CBC proves INFEASIBLE (3) or UNBOUNDED (5); it counts only when gurobipy, re-solved with
-    DualReductions=0, proves the very status the layer reports, and nothing else differs."""
+    DualReductions=0, proves the very status the layer reports, and nothing else differs. Other known differences
+    are carried by the program itself (`documented`: a name and the reason prefixes it explains; the
+    genconstr set's DOCUMENTED), and count only when every reason starts with one of those prefixes."""
     if (g.get("Status") == 4 and l.get("Status") in (3, 5) and g.get("StatusDefinite") == l.get("Status")
             and all(r.startswith("Status: gurobipy 4") or r.startswith("RESULT['status']: gurobipy 4")
                     for r in reasons)):
         return "INF_OR_UNBD"
+    known = (program or {}).get("documented")
+    if known and reasons and all(any(r.startswith(pre) for pre in known[1]) for r in reasons):
+        return known[0]  # a program-specific difference explained in docs/gurobipy-layer.md
     return None
 
 
@@ -429,6 +451,8 @@ def run(args):
             programs += synth_programs(args.synth_dir)
         elif s == "api":
             programs += api_programs()
+        elif s == "genconstr":
+            programs += genconstr_programs()
         elif s.endswith(".jsonl"):
             programs += load_jsonl(s)
         elif s:
@@ -459,7 +483,7 @@ def sweep(programs, reference_python, layer_python, trex):
         report = []
         for p, g, l in zip(programs, grows, lrows):
             cat, reasons, lpk = compare(trex, g, l)
-            doc = documented(g, l, reasons) if cat == "differ" else None
+            doc = documented(g, l, reasons, p) if cat == "differ" else None
             counts.setdefault(p["set"], collections.Counter())[cat] += 1
             if doc:
                 counts[p["set"]]["documented"] += 1

@@ -236,14 +236,14 @@ class ConstraintTest(unittest.TestCase):
             self.assertIn(line + "\n", text)
 
     def test_refused_general_constraints(self):
+        # max_/abs_/addGenConstrMax/Indicator are reformulated now (test_gurobipy_genconstr.py); these are not
         m = gp.Model()
         x = m.addVars(2, name="x")
-        b = m.addVar(vtype=GRB.BINARY)
-        for call in (lambda: gp.max_(x[0], x[1]), lambda: gp.abs_(x[0]),
-                     lambda: m.addGenConstrMax(x[0], [x[1]]), lambda: m.addGenConstrIndicator(b, 1, x[0] <= 1),
-                     lambda: (b == 1) >> (x[0] <= 1), lambda: m.addSOS(GRB.SOS_TYPE1, [x[0], x[1]])):
+        for call in (lambda: gp.norm([x[0], x[1]], 1), lambda: m.addGenConstrNorm(x[0], [x[1]], 2),
+                     lambda: m.addGenConstrExp(x[0], x[1]), lambda: m.addSOS(GRB.SOS_TYPE1, [x[0], x[1]])):
             with self.assertRaises(gp.GurobiError) as ctx:
                 call()
+            self.assertEqual(ctx.exception.errno, 10024)
             self.assertIn("unsupported", str(ctx.exception))
 
 
