@@ -368,12 +368,14 @@ def _abs(b, tag, g):
         return
     lo = _need(x, "lower", what, lo)
     hi = _need(x, "upper", what, hi)
-    b.row(tag, [(r, 1.0), (i, -1.0)], ">", 0.0)
-    b.row(tag, [(r, 1.0), (i, 1.0)], ">", 0.0)
-    d = b.binary()  # d = 1: y <= x (x >= 0 side); d = 0: y <= -x
-    m1, m2 = -2.0 * lo, 2.0 * hi
-    b.row(tag, [(r, 1.0), (i, -1.0), (d, m1)], "<", m1)   # y <= x + m1 (1 - d)
-    b.row(tag, [(r, 1.0), (i, 1.0), (d, -m2)], "<", 0.0)  # y <= -x + m2 d
+    # x = p - n with p <= ub d, n <= -lb (1 - d): one of p, n is zero, y = p + n = |x|
+    p = b.col(0.0, hi)
+    n = b.col(0.0, -lo)
+    d = b.binary()
+    b.row(tag, [(i, 1.0), (p, -1.0), (n, 1.0)], "=", 0.0)
+    b.row(tag, [(r, 1.0), (p, -1.0), (n, -1.0)], "=", 0.0)
+    b.row(tag, [(p, 1.0), (d, -hi)], "<", 0.0)
+    b.row(tag, [(n, 1.0), (d, -lo)], "<", -lo)
 
 
 def _and_or(b, tag, g):

@@ -626,8 +626,17 @@ class Model:
         self._m_params._set(name, value)
 
     def getParamInfo(self, name):
+        """(name, type, value, minimum, maximum, default) as gurobipy returns it (ranges of _PARAM_RANGES)."""
         v = self._m_params._get(name)
-        return (name, type(v), v, v, v, v)
+        key = str(name).lower()
+        spec = _PARAM_RANGES.get(key)
+        default = _PARAM_DEFAULTS.get(key, v)
+        if spec is None:
+            return (name, type(v), v, v, v, default)
+        typ, lo, hi = spec
+        conv = (lambda t: float("inf") if t >= INF else float("-inf") if t <= -INF else float(t)) if typ is float \
+            else int
+        return (name, typ, conv(v), conv(lo), conv(hi), conv(default))
 
     def resetParams(self):
         self._m_params._values.clear()

@@ -330,6 +330,8 @@ def compare_lp(trex, g_path, l_path):
 def same_num(a, b):
     if isinstance(a, dict) or isinstance(b, dict):
         return isinstance(a, dict) and isinstance(b, dict)
+    if a == b:  # also infinities (parameter defaults such as TimeLimit)
+        return True
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 

@@ -204,7 +204,7 @@ model.addGenConstrPWL(x, cost, [0, 2, 5, 10], [0, 4, 5.5, 15], "tariff")
 model.addConstr(x >= 3.5, "need")
 model.setObjective(cost)
 model.optimize()
-RESULT = {"x": x.X, "cost": cost.X}
+RESULT = {"x": x.X, "cost": cost.X, "ismip": model.IsMIP}
 """)
 
 # --- subtle cases: real gurobipy decides -------------------------------------------------------------------
@@ -284,7 +284,7 @@ model.optimize()
 RESULT = {"cleared": model.ObjVal}
 model.setPWLObj(x, [0, 2, 4], [0, 1, 5])
 model.update()
-RESULT["obj_attr"] = x.Obj
+RESULT["obj_attr"] = [x.Obj, model.IsMIP]
 model.optimize()
 RESULT["pwl"] = [model.ObjVal, x.X, y.X, model.NumGenConstrs]
 x.Obj = 1                          # and so does a linear coefficient
@@ -409,6 +409,8 @@ RESULT = {"vals": [model.Params.MIPGap, model.Params.TimeLimit, model.Params.Out
           "output2": err(lambda: model.setParam("OutputFlag", 2)),
           "threads_str": err(lambda: model.setParam("Threads", "a")),
           "gap_str": err(lambda: model.setParam("MIPGap", "0.1"))}
+RESULT["info"] = [[i[0], i[1].__name__, i[2], i[3], i[5]] for i in map(model.getParamInfo, (
+    "MIPGap", "Threads", "NonConvex", "Seed", "OutputFlag", "TimeLimit"))]
 x = model.addVar(ub=3, vtype=GRB.INTEGER, name="x")
 model.setObjective(x, GRB.MAXIMIZE)
 model.optimize()
