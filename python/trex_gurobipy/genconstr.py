@@ -282,12 +282,54 @@ class _Builder:
         self.rows = snap["rows"]
         self.obj = dict(snap["obj"])
         self.k = 0
+        self.implied = [(-INF, INF)] * len(self.bounds)
 
     def lb(self, v):
-        return self.bounds[v._index][0]
+        return max(self.bounds[v._index][0], self.implied[v._index][0])
 
     def ub(self, v):
-        return self.bounds[v._index][1]
+        return min(self.bounds[v._index][1], self.implied[v._index][1])
+
+    def propagate(self, passes=20):
+        """Bounds implied by the linear rows (activity-based bound propagation), used only for big-M values and
+        PWL end points, never written as bounds: e.g. `ship <= cap` gives `ship` the upper bound a fixed-charge
+        indicator needs. Valid for every feasible point, so the reformulation stays exact; a relative margin of
+        1e-9 keeps rounding on the loose side."""
+        lo = [b[0] for b in self.bounds]
+        hi = [b[1] for b in self.bounds]
+        rows = [(r[1], r[2], r[3]) for r in self.rows if not (len(r) > 4 and r[4])]
+        for _ in range(passes):
+            changed = False
+            for terms, sense, rhs in rows:
+                for upper_side in ((True,) if sense == "<" else (False,) if sense == ">" else (True, False)):
+                    # upper_side: sum a x <= rhs -> each term's bound from the others' minimum activity
+                    fin, ninf, inf_j = 0.0, 0, None
+                    for j, a in terms:
+                        bd = (lo[j] if a > 0 else hi[j]) if upper_side else (hi[j] if a > 0 else lo[j])
+                        if bd >= INF or bd <= -INF:
+                            ninf += 1
+                            inf_j = j
+                        else:
+                            fin += a * bd
+                    if ninf > 1:
+                        continue
+                    for j, a in terms:
+                        if ninf == 1 and j != inf_j:
+                            continue
+                        bd = (lo[j] if a > 0 else hi[j]) if upper_side else (hi[j] if a > 0 else lo[j])
+                        rest = fin if ninf == 1 else fin - a * bd
+                        val = (rhs - rest) / a
+                        val += 1e-9 * max(1.0, abs(val)) * (1 if (a > 0) == upper_side else -1)
+                        if (a > 0) == upper_side:   # an upper bound on x_j
+                            if val < hi[j] - 1e-9 * max(1.0, abs(val)):
+                                hi[j] = val
+                                changed = True
+                        elif val > lo[j] + 1e-9 * max(1.0, abs(val)):
+                            lo[j] = val
+                            changed = True
+            if not changed:
+                break
+        self.implied = list(zip(lo, hi))
 
     def col(self, lb, ub, vtype="C", obj=0.0):
         i = len(self.names)
@@ -483,6 +525,7 @@ def reformulate(model, snap):
                 b.force_binary(v)
         elif g._type == INDICATOR:
             b.force_binary(g._data[0])
+    b.propagate()
     for n, g in enumerate(model._m_genconstrs):
         {MAX: _max_min, MIN: _max_min, ABS: _abs, AND: _and_or, OR: _and_or, INDICATOR: _indicator,
          PWL: _pwl}[g._type](b, n, g)

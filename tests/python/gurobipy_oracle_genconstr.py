@@ -476,6 +476,22 @@ model.addConstr(x >= 3 * b, "link")
 model.setObjective(x - 4 * b)
 """)
 
+program("gc_bigm_implied_bounds")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("implied")
+make = model.addVars(3, name="make")           # no upper bounds: the rows imply them (make[i] <= 40, ...)
+on = model.addVars(3, vtype=GRB.BINARY, name="on")
+model.addConstr(make[0] + make[1] + make[2] <= 40, "capacity")
+model.addConstr(make.sum() >= 25, "demand")
+model.addConstrs(((on[i] == 0) >> (make[i] <= 0) for i in range(3)), name="off")
+c2 = model.addVar(lb=-100, ub=1000, name="c2")  # make[2] beyond the last point needs its implied bound
+model.addGenConstrPWL(make[2], c2, [0, 10, 20], [0, 30, 45], "curve")
+model.setObjective(gp.quicksum((20 + 7 * i) * on[i] + (3 - i) * make[i] for i in range(3)) + c2)
+model.optimize()
+RESULT = {"obj": model.ObjVal, "on": [on[i].X for i in range(3)]}
+""")
+
 # --- realistic OR models -------------------------------------------------------------------------------------
 
 program("or_fixed_charge_indicator")("""

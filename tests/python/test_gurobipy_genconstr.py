@@ -116,6 +116,19 @@ class WriteAndCount(unittest.TestCase):
         self.assertIn("'free_below'", str(ctx.exception))
         self.assertIn("lower bound", str(ctx.exception))
 
+    def test_implied_bounds_serve_big_m_only(self):
+        m = gp.Model()
+        x = m.addVars(2, name="x")                # ub = infinity, but x0 + x1 <= 7 implies x_i <= 7
+        b = m.addVar(vtype=GRB.BINARY, name="b")
+        m.addConstr(x[0] + x[1] <= 7, "cap")
+        m.addGenConstrIndicator(b, 0, x[0] + x[1] <= 0)
+        m.update()
+        snap = m._snapshot(canonical=True)
+        self.assertEqual(snap["bounds"][0][1], GRB.INFINITY)   # not written as a bound
+        row = next(r for r in snap["rows"] if r[0].startswith("G"))
+        self.assertEqual(row[2], "<")
+        self.assertAlmostEqual(dict(row[1])[2], -14.0, places=6)  # x0 + x1 - M b <= 0, M = 7 + 7 (box bounds)
+
     def test_helper_misuse(self):
         m = gp.Model()
         x = m.addVars(2, lb=-1, ub=1, name="x")
