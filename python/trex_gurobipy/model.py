@@ -248,9 +248,9 @@ _MODEL_FIELDS = {"_m_name", "_m_vars", "_m_constrs", "_m_qconstrs", "_m_sense", 
 
 
 # Model attributes whose reads see the model as of the last update() (their values when nothing was updated yet).
-_LAZY_ATTRS = ("modelsense", "objcon", "numvars", "numconstrs", "numqconstrs", "numintvars",
-               "numbinvars", "numnzs", "numqnzs", "ismip", "isqp", "isqcp")
-_LAZY_DEFAULTS = {"modelsense": GRB.MINIMIZE, "objcon": 0.0}
+_LAZY_ATTRS = ("modelsense", "objcon", "numvars", "numconstrs", "numqconstrs", "numgenconstrs", "numintvars",
+               "numbinvars", "numnzs", "numqnzs", "ismip", "isqp", "isqcp", "numobj", "ismultiobj")
+_LAZY_DEFAULTS = {"modelsense": GRB.MINIMIZE, "objcon": 0.0, "numobj": 1}
 
 
 class Model:

@@ -359,6 +359,26 @@ for i in range(model.NumObj):
     RESULT[f"o{i}"] = [model.ObjNVal, model.ObjNName, model.ObjNPriority, model.ObjNWeight, model.ObjNCon]
 """)
 
+program("mo_mixed_priorities_and_weights")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("momix")
+x = model.addVars(4, ub=6, vtype=GRB.INTEGER, name="x")
+model.addConstr(x.sum() <= 13, "total")
+model.addConstr(x[0] + 2 * x[1] <= 12, "mix")
+model.ModelSense = GRB.MAXIMIZE
+model.setObjectiveN(x[0] + x[1], 0, priority=5, abstol=1, name="main")
+model.setObjectiveN(x[2], 1, priority=3, weight=2, name="b1")
+model.setObjectiveN(x[3] - x[1], 2, priority=3, weight=1, name="b2")
+model.setObjectiveN(-x[0], 3, priority=0, name="last")
+RESULT = {"has_before": hasattr(model, "ObjNVal")}
+model.optimize()
+RESULT.update({"status": model.Status, "obj": model.ObjVal, "x": [v.X for v in x.values()]})
+for i in range(4):
+    model.Params.ObjNumber = i
+    RESULT[f"o{i}"] = model.ObjNVal
+""")
+
 program("mo_infeasible")("""
 import gurobipy as gp
 model = gp.Model("moinf")
@@ -415,6 +435,20 @@ x = model.addVar(ub=3, vtype=GRB.INTEGER, name="x")
 model.setObjective(x, GRB.MAXIMIZE)
 model.optimize()
 RESULT["obj"] = model.ObjVal
+""")
+
+program("gc_lazy_counts")("""
+import gurobipy as gp
+model = gp.Model("lazy")
+x = model.addVar(ub=1, name="x")
+y = model.addVar(name="y")
+model.update()
+model.addGenConstrMax(y, [x], name="g")
+model.setObjectiveN(x, 1)
+RESULT = {"before": [model.NumGenConstrs, len(model.getGenConstrs()), model.NumObj, model.IsMultiObj]}
+model.update()
+RESULT["after"] = [model.NumGenConstrs, len(model.getGenConstrs()), model.NumObj, model.IsMultiObj,
+                   model.getGenConstrs()[0].GenConstrName]
 """)
 
 program("gc_write_names_and_counts")("""
