@@ -3,6 +3,7 @@
 Rows are stored merged (duplicate variables summed in order of appearance, like Gurobi's C API) and written
 in column order. Attribute and parameter names are case-insensitive, as in gurobipy.
 """
+import dis
 import inspect
 import os
 
@@ -936,15 +937,21 @@ def _expand_keys(indices):
     return [k[0] if len(k) == 1 else k for k in keys]
 
 
+_LOOP_NAMES = {}
+
+
 def _loop_names(code):
     """The generator's loop variables in the order they are bound: its locals and, when an inner generator
-    captures one (`for m in ...: quicksum(a[j, m] for j in ...)`), its cell variables too."""
-    import dis
-    names = []
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("STORE_FAST", "STORE_DEREF") and not str(ins.argval).startswith(".") \
-                and ins.argval not in names:
-            names.append(ins.argval)
+    captures one (`for m in ...: quicksum(a[j, m] for j in ...)`), its cell variables too (cached per code)."""
+    names = _LOOP_NAMES.get(code)
+    if names is None:
+        names = []
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("STORE_FAST", "STORE_DEREF") and not str(ins.argval).startswith(".") \
+                    and ins.argval not in names:
+                names.append(ins.argval)
+        if len(_LOOP_NAMES) < 4096:
+            _LOOP_NAMES[code] = names
     return names
 
 
