@@ -282,12 +282,22 @@ class _Builder:
         self.rows = snap["rows"]
         self.obj = dict(snap["obj"])
         self.k = 0
-        self.implied = [(-INF, INF)] * len(self.bounds)
+        self.user_columns = len(self.bounds)
+        self.user_rows = len(self.rows)
+        self.implied = None  # bounds implied by the rows, computed on the first missing declared bound
 
     def lb(self, v):
+        if self.implied is None and self.bounds[v._index][0] <= -INF:
+            self.propagate()  # only when a declared bound is missing: propagation costs rows x terms x passes
+        if self.implied is None:
+            return self.bounds[v._index][0]
         return max(self.bounds[v._index][0], self.implied[v._index][0])
 
     def ub(self, v):
+        if self.implied is None and self.bounds[v._index][1] >= INF:
+            self.propagate()
+        if self.implied is None:
+            return self.bounds[v._index][1]
         return min(self.bounds[v._index][1], self.implied[v._index][1])
 
     def propagate(self, passes=20):
@@ -295,9 +305,10 @@ class _Builder:
         PWL end points, never written as bounds: e.g. `ship <= cap` gives `ship` the upper bound a fixed-charge
         indicator needs. Valid for every feasible point, so the reformulation stays exact; a relative margin of
         1e-9 keeps rounding on the loose side."""
-        lo = [b[0] for b in self.bounds]
-        hi = [b[1] for b in self.bounds]
-        rows = [(r[1], r[2], r[3]) for r in self.rows if not (len(r) > 4 and r[4])]
+        n = self.user_columns
+        lo = [b[0] for b in self.bounds[:n]]
+        hi = [b[1] for b in self.bounds[:n]]
+        rows = [(r[1], r[2], r[3]) for r in self.rows[:self.user_rows] if not (len(r) > 4 and r[4])]
         for _ in range(passes):
             changed = False
             for terms, sense, rhs in rows:
@@ -525,7 +536,6 @@ def reformulate(model, snap):
                 b.force_binary(v)
         elif g._type == INDICATOR:
             b.force_binary(g._data[0])
-    b.propagate()
     for n, g in enumerate(model._m_genconstrs):
         {MAX: _max_min, MIN: _max_min, ABS: _abs, AND: _and_or, OR: _and_or, INDICATOR: _indicator,
          PWL: _pwl}[g._type](b, n, g)

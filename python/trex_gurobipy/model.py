@@ -594,7 +594,9 @@ class Model:
             raise GurobiError(10003, f"Invalid objective sense {sense!r}")
         object.__setattr__(self, "_m_sense", int(sense))
 
-    def getObjective(self):
+    def getObjective(self, index=None):
+        if index is not None and int(index) != 0:  # objective `index` of a multi-objective model
+            return multiobj.objective_expr(self, int(index))
         o = self._m_upd["obj"]
         return o.copy() if hasattr(o, "copy") else o
 
@@ -731,6 +733,8 @@ class Model:
             object.__setattr__(self, "_m_objcon", float(value))
         elif key == "modelname":
             object.__setattr__(self, "_m_name", str(value))
+        elif key in multiobj.SETTABLE:  # ObjNPriority ... of the objective Params.ObjNumber selects
+            multiobj.set_attr(self, key, value)
         else:
             raise GurobiError(10003, f"Model attribute '{name}' cannot be set")
         self._invalidate_solution()

@@ -49,6 +49,39 @@ def set_objective_n(model, expr, index, priority, weight, abstol, reltol, name):
     model._invalidate_solution()
 
 
+SETTABLE = ("objnname", "objnpriority", "objnweight", "objnreltol", "objnabstol", "objncon")
+
+
+def set_attr(model, key, value):
+    """model.ObjNPriority = 2 (and ObjNName/Weight/RelTol/AbsTol/Con) for objective Params.ObjNumber."""
+    i = int(model._m_params._get("ObjNumber"))
+    if i >= num_obj(model):
+        raise GurobiError(10006, f"Index out of range for attribute '{key}'")
+    o = model._m_objn.get(i)
+    if o is None:
+        o = model._m_objn[i] = ObjN(None if i == 0 else [], 0.0)
+    if key == "objnname":
+        o.name = str(value)
+    elif key == "objnpriority":
+        o.priority = int(value)
+    elif key == "objncon":
+        if i == 0:
+            object.__setattr__(model, "_m_objcon", float(value))
+        else:
+            o.const = float(value)
+    else:
+        setattr(o, key[4:], float(value))
+
+
+def objective_expr(model, i):
+    if i >= num_obj(model):
+        raise GurobiError(10006, "Index out of range for objective")
+    terms, const = objective(model, i)
+    e = LinExpr([c for c, _ in terms], [v for _, v in terms])
+    e.addConstant(const)
+    return e
+
+
 def num_obj(model):
     return max(model._m_objn) + 1 if model._m_objn else 1
 

@@ -379,6 +379,32 @@ for i in range(4):
     RESULT[f"o{i}"] = model.ObjNVal
 """)
 
+program("mo_attributes_set_by_objnumber")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("moattr")
+x = model.addVar(ub=10, vtype=GRB.INTEGER, name="x")
+y = model.addVar(ub=10, vtype=GRB.INTEGER, name="y")
+model.addConstr(x + y <= 12, "c")
+model.ModelSense = GRB.MAXIMIZE
+model.setObjectiveN(x, 0)
+model.setObjectiveN(y, 1)
+model.Params.ObjNumber = 0
+model.ObjNPriority = 4
+model.ObjNRelTol = 0.2
+model.ObjNName = "first"
+model.Params.ObjNumber = 1
+model.ObjNPriority = 1
+model.update()
+e = model.getObjective(1)
+RESULT = {"obj1": [e.size(), e.getConstant()], "names": []}
+model.optimize()
+RESULT.update({"status": model.Status, "obj": model.ObjVal, "x": [x.X, y.X]})
+for i in range(2):
+    model.Params.ObjNumber = i
+    RESULT["names"].append([model.ObjNName, model.ObjNPriority, model.ObjNRelTol, model.ObjNVal])
+""")
+
 program("mo_infeasible")("""
 import gurobipy as gp
 model = gp.Model("moinf")
