@@ -8,9 +8,12 @@ Gurobi's semantics, pinned against gurobipy 13.0.3 (tests/python/gurobipy_oracle
   max(ObjNAbsTol, ObjNRelTol * |z|) of its optimum z; in an LP the level keeps its optimum (Gurobi does not
   apply the tolerances to LPs; it fixes the variables whose reduced cost exceeds ObjNAbsTol, which the layer,
   without duals, cannot do: with a large AbsTol an LP level may degrade under Gurobi and not here);
-- Status is the last level's, ObjVal the value of objective 0 at the final solution, ObjNVal (with
+- Status is the last level's (TimeLimit bounds the whole solve; a level left without time ends it with
+  TIME_LIMIT), ObjVal the value of objective 0 at the final solution, ObjNVal (with
   Params.ObjNumber) each objective's unweighted value; an infeasible first level leaves no solution.
 """
+import time
+
 from .expr import LinExpr, QuadExpr, Var, is_number
 from .grb import GRB, GurobiError
 from . import lpwriter
@@ -141,7 +144,7 @@ def apply_stage(model, snap):
     snap["obj"] = sorted(st["obj"].items())
     snap["objcon"] = st["objcon"]
     snap["qobj"] = []
-    for k, (terms, sense, rhs) in enumerate(st["rows"]):
+    for k, (terms, sense, rhs, _) in enumerate(st["rows"]):
         snap["rows"].append((f"M{k}", sorted(terms.items()), sense, rhs))
 
 
@@ -156,8 +159,18 @@ def optimize(model, solve_model):
     levels = sorted({info(model, i).priority for i in range(n)}, reverse=True)
     rows = []
     sense = model._m_sense
+    params = model._m_params._values
+    had_limit = "timelimit" in params
+    limit = float(model._m_params._get("TimeLimit"))
+    start = time.monotonic()
     try:
         for lvl, pr in enumerate(levels):
+            if limit < 1e100:  # TimeLimit bounds the whole hierarchical solve, as in Gurobi
+                left = limit - (time.monotonic() - start)
+                if left <= 0 and lvl > 0:
+                    object.__setattr__(model, "_m_status", GRB.TIME_LIMIT)
+                    break
+                params["timelimit"] = max(left, 0.0)
             members = [i for i in range(n) if info(model, i).priority == pr]
             coef, const = {}, 0.0
             for i in members:
@@ -169,19 +182,28 @@ def optimize(model, solve_model):
             coef = {k: c for k, c in coef.items() if c != 0.0}
             object.__setattr__(model, "_m_stage", {"obj": coef, "objcon": const, "rows": list(rows)})
             solve_model(model)
+            if lvl > 0 and model._m_status != GRB.OPTIMAL and not mip and rows and rows[-1][3] is not None:
+                # an LP level held exactly at the previous optimum may be refused by rounding: hold it within
+                # 1e-9 (relative) instead and solve again
+                coef_p, sense_p, rhs_p, z_p = rows[-1]
+                rows[-1] = (coef_p, sense_p, rhs_p + (1 if sense_p == "<" else -1) * 1e-9 * max(1.0, abs(z_p)), 0)
+                object.__setattr__(model, "_m_stage", {"obj": coef, "objcon": const, "rows": list(rows)})
+                solve_model(model)
             if model._m_status not in (GRB.OPTIMAL,) or model._m_solcount == 0:
                 break
             z = model._m_objval
-            if mip:
-                tol = max(max(info(model, i).abstol, info(model, i).reltol * abs(z)) for i in members)
-            else:
-                tol = 1e-9 * max(1.0, abs(z))
+            # MIP: the next levels may degrade this one by max(AbsTol, RelTol |z|); LP: it keeps its optimum
+            tol = max(max(info(model, i).abstol, info(model, i).reltol * abs(z)) for i in members) if mip else 0.0
             if sense == GRB.MINIMIZE:
-                rows.append((coef, "<", z - const + tol))
+                rows.append((coef, "<", z - const + tol, z if not mip else None))
             else:
-                rows.append((coef, ">", z - const - tol))
+                rows.append((coef, ">", z - const - tol, z if not mip else None))
     finally:
         object.__setattr__(model, "_m_stage", None)
+        if had_limit:
+            params["timelimit"] = limit
+        else:
+            params.pop("timelimit", None)
     if model._m_solcount:
         object.__setattr__(model, "_m_objnval", [value(model, i) for i in range(n)])
         object.__setattr__(model, "_m_objval", model._m_objnval[0])
