@@ -11,11 +11,12 @@
 namespace {
 
 struct EvalArgs {
-  std::string benchmarks = "nl4opt,optibench,b4o_feasible,b4o_orgeval";
+  std::string benchmarks = "report", pass_k;
   std::string data_dir, out_dir, base_url, model, responses, style = "report", api_key_env = "OPENAI_API_KEY";
   std::string ids, executor = "trex", cache_dir, python;
   bool oracle = false, json = false, no_cache = false, keep = false, no_forkserver = false;
-  int attempts = 1, concurrency = 16, max_tokens = 9600, retries = 3;
+  int attempts = 1, samples = 1, concurrency = 16, max_tokens = 9600, retries = 3;
+  double rel_tol = 1e-4;
   double temperature = 0.6, top_p = 1.0, timeout = 600.0, solve_timeout = 360.0, orgeval_timeout = 180.0;
   long long seed = 42;
   std::size_t start = 0, end = SIZE_MAX;
@@ -33,13 +34,26 @@ std::vector<std::string> split_csv(const std::string& s) {
 int run(const EvalArgs& a) {
   using namespace trex::oreval;
   EvalOptions o;
-  o.benchmarks = split_csv(a.benchmarks);
+  o.benchmarks = expand_benchmark_selection(split_csv(a.benchmarks));
   int sources = int(!a.base_url.empty()) + int(!a.responses.empty()) + int(a.oracle);
   if (sources != 1) throw trex::Error("give exactly one of --base-url (with --model), --responses FILE or --oracle");
   o.data_dir = resolve_benchmarks_dir(a.data_dir);
   o.out_dir = a.out_dir;
   o.style = parse_answer_style(a.style);
   o.attempts = a.attempts;
+  o.samples = a.samples;
+  o.rel_tol = a.rel_tol;
+  for (const auto& k : split_csv(a.pass_k)) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(k, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != k.size()) throw trex::Error("--pass-k: '" + k + "' is not an integer");
+    o.pass_k.push_back(v);
+  }
   o.concurrency = a.concurrency;
   o.start = a.start;
   o.end = a.end;
@@ -92,7 +106,9 @@ int run(const EvalArgs& a) {
 
 trex::cli::CommandRegistrar reg("eval", "Evaluate a model (or given responses) on the OR benchmarks", [](CLI::App& sub) {
   auto a = std::make_shared<EvalArgs>();
-  sub.add_option("--benchmarks", a->benchmarks, "Comma-separated: nl4opt,optibench,b4o_feasible,b4o_orgeval or .jsonl files")
+  sub.add_option("--benchmarks", a->benchmarks,
+                 "Comma-separated: all, report (nl4opt,optibench,b4o_feasible,b4o_orgeval), industryor, mamo_easy, "
+                 "mamo_complex, complexor, logior, nlp4lp, optmath_bench, or .jsonl files")
       ->capture_default_str();
   sub.add_option("--data", a->data_dir, "Benchmark folder (default: $TREX_BENCHMARKS, else ../shared/benchmarks)");
   sub.add_option("--out", a->out_dir, "Output folder (results.jsonl per benchmark, summary.json, summary.md)")->required();
@@ -104,6 +120,13 @@ trex::cli::CommandRegistrar reg("eval", "Evaluate a model (or given responses) o
   sub.add_option("--style", a->style, "Answer style: report (gurobipy code, the report's prompts) or lp (LP-file block)")
       ->capture_default_str();
   sub.add_option("--attempts", a->attempts, "acc@k: up to k attempts with seeds seed..seed+k-1")->capture_default_str();
+  sub.add_option("--samples", a->samples,
+                 "Pass@k: score n responses per item (seeds seed..seed+n-1, or the responses' attempt 0..n-1)")
+      ->capture_default_str();
+  sub.add_option("--pass-k", a->pass_k, "Comma-separated k reported with --samples (default: 1 and n)");
+  sub.add_option("--rel-tol", a->rel_tol,
+                 "Relative rule beside the absolute 1e-6: |pred - gold| <= max(1e-6, rel-tol * |gold|)")
+      ->capture_default_str();
   sub.add_option("--concurrency", a->concurrency, "Items in flight")->capture_default_str();
   sub.add_option("--temperature", a->temperature)->capture_default_str();
   sub.add_option("--top-p", a->top_p)->capture_default_str();

@@ -2,6 +2,7 @@
 #include "oreval/benchmarks.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -32,9 +33,55 @@ fs::path resolve_benchmarks_dir(const std::string& explicit_dir) {
   throw Error(msg + ")");
 }
 
+const std::vector<BuiltinBenchmark>& builtin_benchmark_table() {
+  using K = TargetKind;
+  using P = PromptKind;
+  // The seven further sets hold their data in the statement, like NL4OPT/OptiBench: the Chat template.
+  static const std::vector<BuiltinBenchmark> table = {
+      {"nl4opt", "NL4OPT", "nl4opt.jsonl", K::Objective, P::Chat},
+      {"optibench", "OptiBench", "optibench.jsonl", K::Objective, P::Chat},
+      {"b4o_feasible", "B4O-Feasible", "bench4opt_feasible.jsonl", K::Objective, P::B4oData},
+      {"b4o_orgeval", "B4O-ORGEval", "bench4opt_orgeval.jsonl", K::Structure, P::B4oLp},
+      {"industryor", "IndustryOR", "industryor.jsonl", K::Objective, P::Chat},
+      {"mamo_easy", "MAMO-EasyLP", "mamo_easy.jsonl", K::Objective, P::Chat},
+      {"mamo_complex", "MAMO-ComplexLP", "mamo_complex.jsonl", K::Objective, P::Chat},
+      {"complexor", "ComplexOR", "complexor.jsonl", K::Objective, P::Chat},
+      {"logior", "LogiOR", "logior.jsonl", K::Objective, P::Chat},
+      {"nlp4lp", "NLP4LP", "nlp4lp.jsonl", K::Objective, P::Chat},
+      {"optmath_bench", "OptMATH-Bench", "optmath_bench.jsonl", K::Objective, P::Chat},
+  };
+  return table;
+}
+
 const std::vector<std::string>& builtin_benchmarks() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& b : builtin_benchmark_table()) v.emplace_back(b.key);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& report_benchmarks() {
   static const std::vector<std::string> names = {"nl4opt", "optibench", "b4o_feasible", "b4o_orgeval"};
   return names;
+}
+
+std::vector<std::string> expand_benchmark_selection(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& n) {
+    if (seen.insert(n).second) out.push_back(n);
+  };
+  for (const auto& n : names) {
+    if (n == "all")
+      for (const auto& k : builtin_benchmarks()) add(k);
+    else if (n == "report")
+      for (const auto& k : report_benchmarks()) add(k);
+    else
+      add(n);
+  }
+  return out;
 }
 
 namespace {
@@ -45,15 +92,21 @@ std::optional<double> read_answer(const Json& rec, const SourceLocation& where, 
     if (required) throw Error(where, "field 'answer' missing or null");
     return std::nullopt;
   }
-  if (it->is_number()) return it->get<double>();
-  if (it->is_string()) {
+  if (it->is_boolean()) throw Error(where, "field 'answer' must be a number, not " + it->dump());
+  double v = 0.0;
+  if (it->is_number()) {
+    v = it->get<double>();
+  } else if (it->is_string()) {
     const std::string& s = it->get_ref<const std::string&>();
     char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
+    v = std::strtod(s.c_str(), &end);
     if (end == s.c_str() || *end != '\0') throw Error(where, "field 'answer' is not a number: " + s);
-    return v;
+  } else {
+    throw Error(where, "field 'answer' must be a number, not " + it->dump());
   }
-  throw Error(where, "field 'answer' must be a number");
+  // A gold of nan or inf would make every answer fail (or succeed) for no reason of its own.
+  if (!std::isfinite(v)) throw Error(where, "field 'answer' is not a finite number: " + it->dump());
+  return v;
 }
 
 Benchmark load_jsonl(const fs::path& file, const fs::path& base, Benchmark b) {
@@ -88,28 +141,20 @@ Benchmark load_jsonl(const fs::path& file, const fs::path& base, Benchmark b) {
 Benchmark load_benchmark(const std::string& key_or_path, const fs::path& dir) {
   Benchmark b;
   b.key = key_or_path;
-  if (key_or_path == "nl4opt") {
-    b.display = "NL4OPT";
-    return load_jsonl(dir / "nl4opt.jsonl", dir, b);
-  }
-  if (key_or_path == "optibench") {
-    b.display = "OptiBench";
-    return load_jsonl(dir / "optibench.jsonl", dir, b);
-  }
-  if (key_or_path == "b4o_feasible") {
-    b.display = "B4O-Feasible";
-    b.prompt = PromptKind::B4oData;
-    return load_jsonl(dir / "bench4opt_feasible.jsonl", dir, b);
-  }
-  if (key_or_path == "b4o_orgeval") {
-    b.display = "B4O-ORGEval";
-    b.kind = TargetKind::Structure;
-    b.prompt = PromptKind::B4oLp;
-    return load_jsonl(dir / "bench4opt_orgeval.jsonl", dir, b);
+  for (const auto& builtin : builtin_benchmark_table()) {
+    if (key_or_path != builtin.key) continue;
+    b.display = builtin.display;
+    b.kind = builtin.kind;
+    b.prompt = builtin.prompt;
+    return load_jsonl(dir / builtin.file, dir, b);
   }
   fs::path file = key_or_path;
-  if (file.extension() != ".jsonl" && !fs::exists(file))
-    throw Error("unknown benchmark '" + key_or_path + "' (built-in: nl4opt, optibench, b4o_feasible, b4o_orgeval; or a .jsonl file)");
+  if (file.extension() != ".jsonl" && !fs::exists(file)) {
+    std::string known;
+    for (const auto& k : builtin_benchmarks()) known += (known.empty() ? "" : ", ") + k;
+    throw Error("unknown benchmark '" + key_or_path + "' (built-in: " + known +
+                "; `all` for every one, `report` for the report's four; or a .jsonl file)");
+  }
   b.key = file.stem().string();
   b.display = b.key;
   b = load_jsonl(file, fs::absolute(file).parent_path(), b);

@@ -1,6 +1,7 @@
 // Benchmark registry and loaders: the report's four targets (NL4OPT, OptiBench, B4O-Feasible,
-// B4O-ORGEval) read from the shared benchmark folder, plus a generic JSONL format for users' own
-// sets (`id`, `problem`, `answer`, optional `lp_file`, `data`).
+// B4O-ORGEval) and seven more public sets (IndustryOR, MAMO EasyLP/ComplexLP, ComplexOR, LogiOR, NLP4LP,
+// OptMATH-Bench; statements with their data, objective targets) read from the shared benchmark folder, plus a
+// generic JSONL format for users' own sets (`id`, `problem`, `answer`, optional `lp_file`, `data`).
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -35,8 +36,8 @@ struct BenchItem {
 };
 
 struct Benchmark {
-  std::string key;      // nl4opt, optibench, b4o_feasible, b4o_orgeval, or the generic file's stem
-  std::string display;  // the report's column name: NL4OPT, OptiBench, B4O-Feasible, B4O-ORGEval
+  std::string key;      // a built-in key (builtin_benchmarks()), or the generic file's stem
+  std::string display;  // the summary's column name: NL4OPT, OptiBench, B4O-Feasible, B4O-ORGEval, IndustryOR, ...
   TargetKind kind = TargetKind::Objective;
   PromptKind prompt = PromptKind::Chat;
   std::vector<BenchItem> items;
@@ -46,8 +47,27 @@ struct Benchmark {
 // source tree. Throws trex::Error naming what was tried when none exists.
 std::filesystem::path resolve_benchmarks_dir(const std::string& explicit_dir);
 
-// Names of the built-in benchmarks, in the report's column order.
+// One built-in benchmark: its key, column name, file in the benchmark folder, target and prompt.
+struct BuiltinBenchmark {
+  const char* key;
+  const char* display;
+  const char* file;
+  TargetKind kind;
+  PromptKind prompt;
+};
+
+// The built-in benchmarks: the report's four in its column order, then the seven further public sets.
+const std::vector<BuiltinBenchmark>& builtin_benchmark_table();
+
+// Their keys, in that order.
 const std::vector<std::string>& builtin_benchmarks();
+
+// The report's four keys (nl4opt, optibench, b4o_feasible, b4o_orgeval): `trex eval`'s default.
+const std::vector<std::string>& report_benchmarks();
+
+// Expands a --benchmarks list: `all` is every built-in benchmark, `report` the report's four; other entries
+// (keys, .jsonl paths) are kept; a repeated entry is kept once, at its first place.
+std::vector<std::string> expand_benchmark_selection(const std::vector<std::string>& names);
 
 // Loads a built-in benchmark by key (from `dir`), or a generic JSONL file when `key_or_path` names a
 // file. Errors name file:line.

@@ -149,7 +149,7 @@ std::string responses_fingerprint(const std::vector<std::string>* responses) {
 }
 
 Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, int attempts_used, int64_t seed,
-                   const std::string& api_error, const std::string& response_sha256) {
+                   const std::string& api_error, const std::string& response_sha256, double rel_tol) {
   Json j;
   j["id"] = item.id;
   j["benchmark"] = b.display;
@@ -159,7 +159,8 @@ Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, 
   j["predicted"] = o.predicted ? Json(*o.predicted) : Json();
   j["gold"] = item.answer ? Json(*item.answer) : Json();
   j["success_relative"] =
-      o.success || (o.predicted && item.answer && objective_matches_relative(*o.predicted, *item.answer));
+      o.success || (o.predicted && item.answer && objective_matches_relative(*o.predicted, *item.answer, rel_tol));
+  j["rel_tol"] = rel_tol;
   j["status"] = o.status;
   j["detail"] = o.detail.substr(0, 500);
   if (o.verdict_checks > 0) {  // an infeasible / unbounded verdict was re-solved (and perhaps overruled)
@@ -174,12 +175,36 @@ Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, 
   return j;
 }
 
+// One of --samples' responses inside its item's result line (`samples` array; summary.hpp reads it).
+Json sample_record(const BenchItem& item, const Outcome& o, int64_t seed, const std::string& api_error,
+                   double rel_tol) {
+  Json j = {{"seed", seed},
+            {"success", o.success},
+            {"kind", o.kind},
+            {"code_pass", o.code_pass},
+            {"predicted", o.predicted ? Json(*o.predicted) : Json()},
+            {"status", o.status},
+            {"detail", o.detail.substr(0, 200)},
+            {"seconds", std::round(o.seconds * 1000.0) / 1000.0}};
+  j["success_relative"] =
+      o.success || (o.predicted && item.answer && objective_matches_relative(*o.predicted, *item.answer, rel_tol));
+  if (!api_error.empty()) j["api_error"] = api_error.substr(0, 300);
+  return j;
+}
+
 }  // namespace
 
 EvalSummary run_eval(const EvalOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   if (opt.benchmarks.empty()) throw Error("no benchmarks selected");
   if (opt.attempts < 1) throw Error("--attempts must be at least 1");
+  if (opt.samples < 1) throw Error("--samples must be at least 1");
+  if (opt.samples > 1 && opt.attempts > 1)
+    throw Error("--samples (Pass@k from n samples) and --attempts (acc@k, stop at the first success) exclude each other");
+  if (!(opt.rel_tol > 0.0) || !std::isfinite(opt.rel_tol)) throw Error("--rel-tol must be a positive number");
+  for (int k : opt.pass_k)
+    if (k < 1 || k > opt.samples)
+      throw Error(fmt::format("--pass-k {}: every k must lie in 1..--samples ({})", k, opt.samples));
   if (opt.concurrency < 1) throw Error("--concurrency must be at least 1");
   if (opt.source == ResponseSource::Model && !opt.client) throw Error("--base-url and --model are required");
 
@@ -235,6 +260,11 @@ EvalSummary run_eval(const EvalOptions& opt) {
                     "item '" + id + "' was scored from another response than " + opt.responses_file.string() +
                         " now holds: these results belong to another run (use another --out, or delete " +
                         opt.out_dir.string() + ")");
+      const int stored = j.contains("samples") && j["samples"].is_array() ? int(j["samples"].size()) : 1;
+      if (stored != opt.samples)
+        throw Error(SourceLocation{(dir / "results.jsonl").string()},
+                    fmt::format("item '{}' was scored with --samples {}, this run asks for {} (use another --out)", id,
+                                stored, opt.samples));
       finished.insert(id);
       ++done;
       if (j.value("success", false)) ++succeeded;
@@ -251,15 +281,11 @@ EvalSummary run_eval(const EvalOptions& opt) {
         if (i >= todo.size()) return;
         const BenchItem& item = *todo[i];
         try {
-          Outcome outcome;
-          std::string api_error;
-          int used = 0;
-          int64_t seed = opt.sampling.seed.value_or(42);
-          for (int a = 0; a < opt.attempts; ++a) {
-            used = a + 1;
-            seed = opt.sampling.seed.value_or(42) + a;
+          // The response for attempt / sample a, scored (or the reason there is none).
+          auto score_attempt = [&](int a, std::string& api_error) {
             std::string response;
             bool have = true;
+            const int64_t seed = opt.sampling.seed.value_or(42) + a;
             if (opt.source == ResponseSource::Model) {
               SamplingParams sp = opt.sampling;
               sp.seed = seed;
@@ -282,19 +308,44 @@ EvalSummary run_eval(const EvalOptions& opt) {
             } else {
               response = oracle_response(item, opt.style);
             }
-            if (!have) {
-              outcome = Outcome{};
-              outcome.kind = opt.source == ResponseSource::ResponsesFile ? "no_response" : "api_error";
-              outcome.detail = api_error;
-            } else {
-              outcome = score_response(b, item, opt.style, response, exec);
+            if (have) return score_response(b, item, opt.style, response, exec);
+            Outcome none;
+            none.kind = opt.source == ResponseSource::ResponsesFile ? "no_response" : "api_error";
+            none.detail = api_error;
+            return none;
+          };
+          const std::string fingerprint = opt.source == ResponseSource::ResponsesFile
+                                              ? responses_fingerprint(book.find(b, item.id))
+                                              : std::string();
+          const int64_t seed0 = opt.sampling.seed.value_or(42);
+          Outcome outcome;
+          if (opt.samples > 1) {
+            // Pass@k: every sample is scored; the line's own fields are sample 0's, `samples` holds them all.
+            Json samples = Json::array();
+            std::string first_error;
+            for (int a = 0; a < opt.samples; ++a) {
+              std::string api_error;
+              Outcome o = score_attempt(a, api_error);
+              samples.push_back(sample_record(item, o, seed0 + a, api_error, opt.rel_tol));
+              if (a == 0) {
+                outcome = o;
+                first_error = api_error;
+              }
             }
-            if (outcome.success) break;
+            Json rec = result_record(b, item, outcome, 1, seed0, first_error, fingerprint, opt.rel_tol);
+            rec["samples"] = std::move(samples);
+            log.append(rec);
+          } else {
+            std::string api_error;
+            int used = 0;
+            for (int a = 0; a < opt.attempts; ++a) {
+              used = a + 1;
+              api_error.clear();
+              outcome = score_attempt(a, api_error);
+              if (outcome.success) break;
+            }
+            log.append(result_record(b, item, outcome, used, seed0 + used - 1, api_error, fingerprint, opt.rel_tol));
           }
-          log.append(result_record(b, item, outcome, used, seed, api_error,
-                                   opt.source == ResponseSource::ResponsesFile
-                                       ? responses_fingerprint(book.find(b, item.id))
-                                       : std::string()));
           if (outcome.success) ++succeeded;
           int64_t d = ++done;
           bar.update(d, fmt::format("acc {:.1f}%", 100.0 * double(succeeded) / double(d)));
@@ -313,92 +364,17 @@ EvalSummary run_eval(const EvalOptions& opt) {
   }
   bar.finish();
 
-  EvalSummary s = summarize(keys, opt.out_dir, opt.attempts);
+  SummaryOptions so;
+  so.attempts = opt.attempts;
+  so.samples = opt.samples;
+  if (opt.samples > 1) so.pass_k = opt.pass_k.empty() ? default_pass_k(opt.samples) : opt.pass_k;
+  so.rel_tol = opt.rel_tol;
+  EvalSummary s = summarize(keys, opt.out_dir, so);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s.items_per_second = s.seconds > 0 ? double(total) / s.seconds : 0.0;
   write_file_atomic(opt.out_dir / "summary.json", summary_json(s).dump(2) + "\n");
   write_file_atomic(opt.out_dir / "summary.md", summary_markdown(s));
   return s;
-}
-
-EvalSummary summarize(const std::vector<std::string>& keys, const fs::path& out_dir, int attempts) {
-  EvalSummary s;
-  s.attempts = attempts;
-  for (const auto& key : keys) {
-    BenchmarkSummary bs;
-    bs.key = key;
-    bs.display = key;
-    fs::path file = out_dir / key / "results.jsonl";
-    if (fs::exists(file)) {
-      JsonlReader r(file);
-      std::set<std::string> seen;
-      while (auto j = r.next()) {
-        if (!seen.insert(j->at("id").get<std::string>()).second) continue;
-        bs.display = j->value("benchmark", key);
-        ++bs.n;
-        bs.successes += j->value("success", false);
-        bs.successes_relative += j->value("success_relative", false);
-        bs.code_pass += j->value("code_pass", false);
-        bs.outcomes[j->value("kind", std::string("unknown"))]++;
-      }
-    }
-    if (bs.n > 0) {
-      bs.accuracy = double(bs.successes) / bs.n;
-      bs.accuracy_relative = double(bs.successes_relative) / bs.n;
-      bs.code_pass_rate = double(bs.code_pass) / bs.n;
-    }
-    s.benchmarks.push_back(bs);
-  }
-  double sum = 0;
-  for (auto& b : s.benchmarks) sum += b.accuracy;
-  s.average = s.benchmarks.empty() ? 0.0 : sum / double(s.benchmarks.size());
-  return s;
-}
-
-Json summary_json(const EvalSummary& s) {
-  Json j;
-  j["metric"] = s.attempts == 1 ? "pass@1" : fmt::format("acc@{}", s.attempts);
-  j["attempts"] = s.attempts;
-  j["average"] = s.average;
-  j["seconds"] = s.seconds;
-  j["items_per_second"] = s.items_per_second;
-  j["benchmarks"] = Json::array();
-  for (const auto& b : s.benchmarks) {
-    j["benchmarks"].push_back({{"key", b.key},
-                               {"name", b.display},
-                               {"n", b.n},
-                               {"successes", b.successes},
-                               {"accuracy", b.accuracy},
-                               {"accuracy_relative_1e-6", b.accuracy_relative},
-                               {"code_pass_rate", b.code_pass_rate},
-                               {"outcomes", b.outcomes}});
-  }
-  return j;
-}
-
-std::string summary_markdown(const EvalSummary& s) {
-  std::string metric = s.attempts == 1 ? "Pass@1" : fmt::format("acc@{}", s.attempts);
-  std::string head = "| " + metric + " (%) |", sep = "|---|", row = "| trex |";
-  for (const auto& b : s.benchmarks) {
-    head += " " + b.display + " |";
-    sep += "---:|";
-    row += fmt::format(" {:.2f} |", 100.0 * b.accuracy);
-  }
-  head += " Avg |";
-  sep += "---:|";
-  row += fmt::format(" {:.2f} |", 100.0 * s.average);
-  std::string md = "# Evaluation summary\n\n" + head + "\n" + sep + "\n" + row + "\n\n";
-  md += "Success: an OPTIMAL solve within 1e-6 absolute of the gold objective (objective targets), or ORGEval "
-        "structural equivalence (structure targets).\n\n";
-  md += "| benchmark | n | successes | rel. 1e-6 (%) | code pass (%) | outcomes |\n|---|---:|---:|---:|---:|---|\n";
-  for (const auto& b : s.benchmarks) {
-    std::string outs;
-    for (const auto& [k, v] : b.outcomes) outs += (outs.empty() ? "" : ", ") + k + " " + std::to_string(v);
-    md += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {} |\n", b.display, b.n, b.successes,
-                      100.0 * b.accuracy_relative, 100.0 * b.code_pass_rate, outs);
-  }
-  if (s.seconds > 0) md += fmt::format("\n{:.1f} s, {:.1f} items/s\n", s.seconds, s.items_per_second);
-  return md;
 }
 
 }  // namespace trex::oreval

@@ -12,6 +12,7 @@
 
 #include "oreval/client.hpp"
 #include "oreval/score.hpp"
+#include "oreval/summary.hpp"
 
 namespace trex::oreval {
 
@@ -27,6 +28,9 @@ struct EvalOptions {
   SamplingParams sampling;
   std::filesystem::path responses_file; // source == ResponsesFile
   int attempts = 1;                     // acc@k: k attempts with seeds seed, seed+1, ...
+  int samples = 1;                      // Pass@k: n responses scored per item, every one (seeds seed, seed+1, ...)
+  std::vector<int> pass_k;              // the k reported with samples > 1 (default 1 and samples)
+  double rel_tol = 1e-4;                // the relative rule beside the report's absolute 1e-6
   int concurrency = 16;                 // parallel items (model requests and scoring)
   std::size_t start = 0, end = SIZE_MAX;
   std::vector<std::string> ids;
@@ -34,29 +38,9 @@ struct EvalOptions {
   bool progress = true;
 };
 
-struct BenchmarkSummary {
-  std::string key, display;
-  int n = 0, successes = 0, successes_relative = 0, code_pass = 0;
-  double accuracy = 0.0, accuracy_relative = 0.0, code_pass_rate = 0.0;
-  std::map<std::string, int> outcomes;  // kind -> count
-};
-
-struct EvalSummary {
-  std::vector<BenchmarkSummary> benchmarks;
-  double average = 0.0;  // mean accuracy over benchmarks (the report's Avg column)
-  int attempts = 1;
-  double seconds = 0.0;
-  double items_per_second = 0.0;
-};
-
 // Runs everything; throws trex::Error on bad options or unreadable inputs (nothing half-written).
 EvalSummary run_eval(const EvalOptions& options);
 
-// Reads results.jsonl files in out_dir and recomputes the summary (also used after run_eval).
-EvalSummary summarize(const std::vector<std::string>& benchmark_keys, const std::filesystem::path& out_dir,
-                      int attempts);
-
-std::string summary_markdown(const EvalSummary& s);
-Json summary_json(const EvalSummary& s);
+// summarize, summary_markdown, summary_json: oreval/summary.hpp.
 
 }  // namespace trex::oreval

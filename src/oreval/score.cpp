@@ -375,8 +375,8 @@ std::shared_ptr<PythonForkServer> start_forkserver(const ExecConfig& cfg, const 
 
 bool objective_matches(double predicted, double gold) { return std::fabs(predicted - gold) <= 1e-6; }
 
-bool objective_matches_relative(double predicted, double gold) {
-  return std::fabs(predicted - gold) <= 1e-6 * std::max(1.0, std::fabs(gold));
+bool objective_matches_relative(double predicted, double gold, double rel_tol) {
+  return std::fabs(predicted - gold) <= std::max(1e-6, rel_tol * std::fabs(gold));
 }
 
 std::string failure_kind_for_exception(const std::string& type, const std::string& message) {
