@@ -33,10 +33,14 @@ import struct
 import sys
 import traceback
 
-# What answers import, loaded once here. The layer first (it is what every answer uses).
-PRELOAD = ["gurobipy", "trex_gurobipy.solve", "subprocess", "json", "math", "csv", "re", "itertools",
+# What answers import, loaded once here. The layers first (gurobipy is what most answers use; coptpy is trex's
+# coptpy layer on the same core, python/shim/coptpy).
+PRELOAD = ["gurobipy", "trex_gurobipy.solve", "coptpy", "subprocess", "json", "math", "csv", "re", "itertools",
            "collections", "random", "statistics", "fractions", "decimal", "copy", "functools", "operator", "io",
            "tempfile", "traceback", "runpy", "threading"]
+# Loaded when present (Debian's python3-pulp; trex_pulp points it at /usr/bin/cbc per run, not here: a solver
+# object made here would keep this process's temporary folder). Absent: a PuLP answer's import reports it.
+OPTIONAL_PRELOAD = ["pulp", "trex_pulp"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
@@ -314,7 +318,7 @@ def main():
     sock = socket.socket(fileno=int(sys.argv[1]))
     for name in PRELOAD:
         __import__(name)
-    for name in sys.argv[2:]:
+    for name in OPTIONAL_PRELOAD + sys.argv[2:]:
         try:
             __import__(name)
         except Exception:  # noqa: BLE001 - absent or broken: the answer's own import reports it as before

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <vector>
 
 namespace trex::oreval {
@@ -111,7 +112,89 @@ bool has_objective_keyword(std::string_view block) {
   return false;
 }
 
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// "pyomo.environ as pyo" -> "pyomo"; "" when the text does not start with a module name.
+std::string top_module(std::string_view dotted) {
+  std::size_t b = 0;
+  while (b < dotted.size() && is_space(dotted[b])) ++b;
+  std::size_t e = b;
+  while (e < dotted.size() && is_ident_char(dotted[e])) ++e;
+  if (e == b || std::isdigit(static_cast<unsigned char>(dotted[b]))) return "";
+  return std::string(dotted.substr(b, e - b));
+}
+
+bool starts_with_word(std::string_view s, std::string_view word) {
+  return s.substr(0, word.size()) == word && s.size() > word.size() && is_space(s[word.size()]);
+}
+
 }  // namespace
+
+std::vector<std::string> imported_modules(std::string_view code) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](std::string m) {
+    if (!m.empty() && seen.insert(m).second) out.push_back(std::move(m));
+  };
+  std::size_t pos = 0;
+  while (pos <= code.size()) {
+    std::size_t nl = code.find('\n', pos);
+    std::string_view line = code.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? code.size() + 1 : nl + 1;
+    if (std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    std::size_t start = 0;
+    while (start <= line.size()) {  // statements separated by ';'
+      std::size_t semi = line.find(';', start);
+      std::string_view stmt = line.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+      start = semi == std::string_view::npos ? line.size() + 1 : semi + 1;
+      std::size_t b = 0;
+      while (b < stmt.size() && is_space(stmt[b])) ++b;
+      stmt = stmt.substr(b);
+      if (starts_with_word(stmt, "import")) {
+        std::string_view names = stmt.substr(6);
+        std::size_t p = 0;
+        while (p <= names.size()) {  // import a.b as c, d
+          std::size_t comma = names.find(',', p);
+          add(top_module(names.substr(p, comma == std::string_view::npos ? std::string_view::npos : comma - p)));
+          p = comma == std::string_view::npos ? names.size() + 1 : comma + 1;
+        }
+      } else if (starts_with_word(stmt, "from")) {
+        std::string_view rest = stmt.substr(4);
+        std::string m = top_module(rest);
+        std::size_t after = rest.find(m) + m.size();
+        while (after < rest.size() && (is_ident_char(rest[after]) || rest[after] == '.')) ++after;
+        if (!m.empty() && starts_with_word(trim(rest.substr(after)), "import")) add(m);
+      }
+    }
+  }
+  return out;
+}
+
+const std::vector<std::string>& unsupported_modelling_modules() {
+  static const std::vector<std::string> mods = {
+      "pyomo", "ortools", "cvxpy", "cvxopt", "scipy", "mip", "docplex", "cplex", "xpress", "highspy", "mosek",
+      "picos", "gekko", "pyscipopt", "amplpy", "casadi", "linopy", "pyoptinterface", "gamspy", "lpsolve55"};
+  return mods;
+}
+
+AnswerApi detect_api(std::string_view code) {
+  AnswerApi a;
+  auto mods = imported_modules(code);
+  for (const auto& m : mods)
+    if (m == "gurobipy" || m == "coptpy" || m == "pulp") {
+      a.api = m;
+      a.explicit_import = true;
+      return a;
+    }
+  const auto& known = unsupported_modelling_modules();
+  for (const auto& m : mods)
+    if (std::find(known.begin(), known.end(), m) != known.end()) {
+      a.unsupported = m;
+      return a;
+    }
+  a.api = "gurobipy";
+  return a;
+}
 
 std::string trim(std::string_view s) {
   std::size_t b = 0, e = s.size();

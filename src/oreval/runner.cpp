@@ -163,6 +163,7 @@ Json result_record(const Benchmark& b, const BenchItem& item, const Outcome& o, 
   j["rel_tol"] = rel_tol;
   j["status"] = o.status;
   j["detail"] = o.detail.substr(0, 500);
+  if (!o.api.empty()) j["api"] = o.api;
   if (o.verdict_checks > 0) {  // an infeasible / unbounded verdict was re-solved (and perhaps overruled)
     j["verdict_checks"] = o.verdict_checks;
     j["verdict_overruled"] = o.verdict_overruled;
@@ -188,6 +189,7 @@ Json sample_record(const BenchItem& item, const Outcome& o, int64_t seed, const 
             {"seconds", std::round(o.seconds * 1000.0) / 1000.0}};
   j["success_relative"] =
       o.success || (o.predicted && item.answer && objective_matches_relative(*o.predicted, *item.answer, rel_tol));
+  if (!o.api.empty()) j["api"] = o.api;
   if (!api_error.empty()) j["api_error"] = api_error.substr(0, 300);
   return j;
 }

@@ -11,6 +11,7 @@
 #include "lp/equivalence.hpp"
 #include "lp/lp_format.hpp"
 #include "lp/solver.hpp"
+#include "oreval/api_wrappers.hpp"
 #include "oreval/extract.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -215,11 +216,17 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
                              const ExecConfig& cfg) {
   std::string code = extract_code_solver(response);
   if (trim(code).empty()) return failed("no_code");
+  // The executor follows the answer's imports (extract.hpp detect_api; api_wrappers.hpp).
+  const AnswerApi api = detect_api(code);
+  if (!api.unsupported.empty()) return failed("unsupported_api", unsupported_api_detail(api.unsupported));
+  const auto api_wrapper = api_solver_wrapper(api.api, cfg.shim_dir.parent_path());
   WorkDir wd(cfg.work_root, item.id, cfg.keep_workdirs);
   fs::path data = wd.write_data(instance_data(bench, item));
   write_file_atomic(wd.path / "answer.py", rewrite_solver_code(code, data.string()));
-  write_file_atomic(wd.path / "run.py", std::string("_trex_require_objval = ") +
-                                            (cfg.solver_objval_quirk ? "True" : "False") + "\n" + kSolverWrapper);
+  write_file_atomic(wd.path / "run.py", api_wrapper ? *api_wrapper
+                                                    : std::string("_trex_require_objval = ") +
+                                                          (cfg.solver_objval_quirk ? "True" : "False") + "\n" +
+                                                          kSolverWrapper);
   SandboxResult r = run_python(cfg, python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s), code);
   auto j = r.started && !r.timed_out && !r.cpu_limit ? parse_wrapper_output(r.stdout_data) : std::nullopt;
   if (!j) {
@@ -281,6 +288,8 @@ Outcome compare_structure(const BenchItem& item, const lp::Model& generated) {
 Outcome score_structure_code(const BenchItem& item, const std::string& response, const ExecConfig& cfg) {
   std::string code = extract_code_orgeval(response);
   if (trim(code).empty()) return failed("no_code");
+  if (const AnswerApi api = detect_api(code); !api.unsupported.empty() || api.api == "pulp")  // writes no LP file
+    return failed("unsupported_api", unsupported_api_detail(api.name()) + " for structure targets");
   WorkDir wd(cfg.work_root, item.id, cfg.keep_workdirs);
   fs::path data = wd.write_data(item.data.is_null() ? Json::object() : item.data);
   fs::path target = wd.path / "model_output.lp";
@@ -391,7 +400,7 @@ std::string failure_kind_for_exception(const std::string& type, const std::strin
   if (type == "ModuleNotFoundError" || type == "ImportError") return "missing_module";
   if (type == "MemoryError") return "resource_limit";
   if (type == "FileNotFoundError" || type == "PermissionError" || type == "OSError") return "file_error";
-  if (type == "GurobiError") {
+  if (type == "GurobiError" || type == "CoptError") {
     std::string low = message;
     for (auto& c : low) c = char(std::tolower(static_cast<unsigned char>(c)));
     return low.find("unsupported") != std::string::npos ? "unsupported" : "gurobi_api_error";
@@ -485,6 +494,9 @@ Outcome score_response(const Benchmark& bench, const BenchItem& item, AnswerStyl
     o.kind = "harness_error";
     o.detail = e.what();
   }
+  if (style != AnswerStyle::Lp)  // which API the answer used (results.jsonl "api")
+    o.api = detect_api(bench.kind == TargetKind::Structure ? extract_code_orgeval(response)
+                                                           : extract_code_solver(response)).name();
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }

@@ -56,6 +56,7 @@ struct Outcome {
   std::optional<double> predicted;
   std::string status;               // solver status name when known (OPTIMAL, INFEASIBLE, ...)
   std::string detail;               // short diagnostic (exception text, failed check)
+  std::string api;                  // code answers: gurobipy / coptpy / pulp, or the unsupported module (extract.hpp)
   double seconds = 0.0;
   int verdict_checks = 0;           // LP answers: re-solves that checked CBC's infeasible / unbounded verdict
   bool verdict_overruled = false;   // ... and whether they overruled it (lp/solver.hpp, confirm_verdicts)

@@ -64,3 +64,46 @@ TEST(ExtractLp, BareFenceWithObjectiveAndUnfenced) {
   EXPECT_FALSE(extract_lp_block("no model at all").has_value());
   EXPECT_FALSE(extract_lp_block("```\nprint(1)\n```").has_value());
 }
+
+// Which executor runs a code answer: the first of gurobipy / coptpy / pulp it imports; else a modelling package
+// trex does not run is named; else the report's default (gurobipy).
+TEST(DetectApi, ImportsPickTheExecutor) {
+  EXPECT_EQ(detect_api("import coptpy as cp\nfrom coptpy import COPT\nenv = cp.Envr()\n").api, "coptpy");
+  EXPECT_EQ(detect_api("from pulp import *\nprob = LpProblem('p', LpMaximize)\n").api, "pulp");
+  EXPECT_EQ(detect_api("import json\nimport gurobipy as gp\n").api, "gurobipy");
+  EXPECT_TRUE(detect_api("import gurobipy as gp").explicit_import);
+  // Indented (inside try/def), several per line, dotted and aliased names, `;`-separated statements.
+  EXPECT_EQ(detect_api("try:\n    import numpy as np, pulp as pl\nexcept ImportError:\n    pass\n").api, "pulp");
+  EXPECT_EQ(detect_api("import json; import coptpy\n").api, "coptpy");
+  EXPECT_EQ(detect_api("from coptpy.coptpy import COPT\n").api, "coptpy");
+  // The first supported import wins.
+  EXPECT_EQ(detect_api("import pulp\nimport gurobipy\n").api, "pulp");
+  // Mentions that are not imports do not count: comments, strings, attribute names.
+  auto none = detect_api("# import pulp\nprint('import coptpy')\nx.importpulp = 1\nm = gp.Model()\n");
+  EXPECT_EQ(none.api, "gurobipy");
+  EXPECT_FALSE(none.explicit_import);
+  EXPECT_EQ(none.name(), "gurobipy");
+}
+
+TEST(DetectApi, UnsupportedModellingPackagesAreNamed) {
+  for (const char* code : {"import pyomo.environ as pyo\n", "from pyomo.environ import *\n",
+                           "from ortools.linear_solver import pywraplp\n", "import cvxpy as cp\n",
+                           "from scipy.optimize import linprog\n"}) {
+    AnswerApi a = detect_api(code);
+    EXPECT_TRUE(a.api.empty()) << code;
+    EXPECT_FALSE(a.unsupported.empty()) << code;
+    EXPECT_EQ(a.name(), a.unsupported);
+  }
+  EXPECT_EQ(detect_api("import pyomo.environ as pyo\n").unsupported, "pyomo");
+  EXPECT_EQ(detect_api("from ortools.linear_solver import pywraplp\n").unsupported, "ortools");
+  // A supported API imported beside one trex does not run decides (e.g. numpy/scipy helpers next to gurobipy).
+  EXPECT_EQ(detect_api("from scipy import stats\nimport gurobipy as gp\n").api, "gurobipy");
+  // Unknown packages (numpy, pandas, the answer's own helpers) are no modelling API: the default applies.
+  EXPECT_EQ(detect_api("import numpy as np\nimport pandas as pd\n").api, "gurobipy");
+}
+
+TEST(DetectApi, ImportedModulesInOrder) {
+  EXPECT_EQ(imported_modules("import a.b as c, d\nfrom e.f import g\nfrom . import h\nimport a\n  from  i  import j\n"),
+            (std::vector<std::string>{"a", "d", "e", "i"}));
+  EXPECT_TRUE(imported_modules("important = 1\nfromage = 2\nimport\n").empty());
+}

@@ -1,0 +1,174 @@
+// `trex eval --responses` picks each code answer's executor from its imports (issue #25 point 4): coptpy answers run
+// on trex's coptpy layer, PuLP answers on Debian's python3-pulp with /usr/bin/cbc (python/trex_pulp), gurobipy
+// answers on the gurobipy layer; a modelling package trex does not run is `unsupported_api` naming it; results.jsonl
+// records the API. The same through the fork server and through a fresh interpreter per answer (--no-forkserver).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "temp_dir.hpp"
+#include "util/atomic_file.hpp"
+#include "util/jsonl.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fenced(const std::string& code) { return "Here is the model.\n```python\n" + code + "```\n"; }
+
+// ORLM's answer shape: max 3x + 2y, x + y <= 4, x + 3y <= 6, x <= 3 (x, y >= 0): 11 at (3, 1).
+const char* kCoptOrlm = R"(import coptpy as cp
+from coptpy import COPT
+
+env = cp.Envr()
+model = env.createModel("Production")
+x = model.addVar(lb=0, ub=3, name="x")
+y = model.addVar(lb=0, name="y")
+model.addConstr(x + y <= 4, name="c1")
+model.addConstr(x + 3 * y <= 6, name="c2")
+model.setObjective(3 * x + 2 * y, sense=COPT.MAXIMIZE)
+model.solve()
+if model.status == COPT.OPTIMAL:
+    print("Optimal objective value:", model.objval)
+    print("x =", x.x, "y =", y.x)
+)";
+
+// Integer knapsack with addVars / quicksum and no solve() call (the harness solves it): max 3a + 5b, 2a + 3b <= 12,
+// a, b integer in [0, 5] -> 20 at (0, 4); the next best are (3, 2) with 19 and (6, 0) out of bounds.
+const char* kCoptUnsolved = R"(import coptpy as cp
+from coptpy import COPT
+env = cp.Envr()
+model = env.createModel("Knap")
+v = model.addVars(["a", "b"], lb=0, ub=5, vtype=COPT.INTEGER, nameprefix="n")
+model.addConstr(2 * v["a"] + 3 * v["b"] <= 12)
+model.setObjective(cp.quicksum(c * v[k] for k, c in (("a", 3), ("b", 5))), COPT.MAXIMIZE)
+)";
+
+const char* kCoptInfeasible = R"(import coptpy as cp
+from coptpy import COPT
+env = cp.Envr()
+model = env.createModel("Bad")
+x = model.addVar(lb=0, name="x")
+model.addConstr(x >= 5)
+model.addConstr(x <= 2)
+model.setObjective(x, COPT.MINIMIZE)
+model.solve()
+print(model.status)
+)";
+
+// PuLP, the default solver (prob.solve()): min 2x + 3y, x + y >= 5, x >= 1, y >= 1 -> 11.
+const char* kPulpDefault = R"(import pulp
+prob = pulp.LpProblem("Diet", pulp.LpMinimize)
+x = pulp.LpVariable("x", lowBound=1)
+y = pulp.LpVariable("y", lowBound=1)
+prob += 2 * x + 3 * y
+prob += x + y >= 5
+prob.solve()
+print(pulp.LpStatus[prob.status], pulp.value(prob.objective))
+)";
+
+// PuLP with PULP_CBC_CMD (what PyPI's PuLP bundles; Debian's lacks the binary) on an integer model:
+// max 5a + 4b, 6a + 4b <= 24, a + 2b <= 6, a, b integer >= 0 -> 20 (a = 4, b = 0) vs (3, 1) 19, (2, 2) 18.
+const char* kPulpCbc = R"(from pulp import *
+model = LpProblem("Paint", LpMaximize)
+a = LpVariable("a", lowBound=0, cat="Integer")
+b = LpVariable("b", lowBound=0, cat=LpInteger)
+model += 5 * a + 4 * b, "profit"
+model += 6 * a + 4 * b <= 24
+model += a + 2 * b <= 6
+status = model.solve(PULP_CBC_CMD(msg=0, timeLimit=30))
+print(LpStatus[status], value(model.objective))
+)";
+
+// PuLP without a solve() call: the harness solves it. max x, x <= 7.5 -> 7.5.
+const char* kPulpUnsolved = R"(import pulp as pl
+problem = pl.LpProblem("p", pl.LpMaximize)
+x = pl.LpVariable("x", 0)
+problem += x
+problem += x <= 7.5
+)";
+
+const char* kPulpInfeasible = R"(import pulp
+prob = pulp.LpProblem("inf", pulp.LpMinimize)
+n = pulp.LpVariable("n", 0, 10, cat="Integer")
+prob += n
+prob += 2 * n == 7
+prob.solve()
+)";
+
+const char* kPyomo = R"(import pyomo.environ as pyo
+model = pyo.ConcreteModel()
+model.x = pyo.Var(within=pyo.NonNegativeReals)
+model.obj = pyo.Objective(expr=model.x, sense=pyo.maximize)
+)";
+
+const char* kGurobipy = R"(import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model()
+x = m.addVar(ub=4)
+m.setObjective(2 * x, GRB.MAXIMIZE)
+m.optimize()
+)";
+
+struct Case {
+  const char* id;
+  const char* code;
+  double answer;
+};
+
+const Case kCases[] = {{"copt_orlm", kCoptOrlm, 11},          {"copt_unsolved", kCoptUnsolved, 20},
+                       {"copt_infeasible", kCoptInfeasible, 0}, {"pulp_default", kPulpDefault, 11},
+                       {"pulp_cbc", kPulpCbc, 20},              {"pulp_unsolved", kPulpUnsolved, 7.5},
+                       {"pulp_infeasible", kPulpInfeasible, 0}, {"pyomo", kPyomo, 1},
+                       {"gurobipy", kGurobipy, 8}};
+
+std::map<std::string, trex::Json> eval(const fs::path& dir, const std::string& out, const std::string& extra) {
+  const std::string cmd = std::string(TREX_BIN_PATH) + " eval --responses " + (dir / "responses.jsonl").string() +
+                          " --benchmarks " + (dir / "apis.jsonl").string() + " --out " + (dir / out).string() +
+                          " --concurrency 2 " + extra + " > " + (dir / (out + ".log")).string() + " 2>&1";
+  std::map<std::string, trex::Json> by_id;
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << cmd << "\n" << trex::read_file(dir / (out + ".log"));
+    return by_id;
+  }
+  trex::JsonlReader rd(dir / out / "apis" / "results.jsonl");
+  while (auto j = rd.next()) by_id[(*j)["id"]] = *j;
+  return by_id;
+}
+
+}  // namespace
+
+TEST(ApiExecutorsEval, EachAnswerRunsOnItsApi) {
+  const fs::path dir = trex::testing::fresh_temp_dir("trex_api_executors");
+  std::string items, responses;
+  for (const auto& c : kCases) {
+    items += trex::Json{{"id", c.id}, {"problem", "p"}, {"answer", c.answer}}.dump() + "\n";
+    responses += trex::Json{{"id", c.id}, {"response", fenced(c.code)}}.dump() + "\n";
+  }
+  trex::write_file_atomic(dir / "apis.jsonl", items);
+  trex::write_file_atomic(dir / "responses.jsonl", responses);
+  for (const std::string mode : {"", "--no-forkserver"}) {
+    SCOPED_TRACE(mode.empty() ? "default (fork server when root)" : mode);
+    auto r = eval(dir, mode.empty() ? "out_default" : "out_exec", mode);
+    ASSERT_EQ(r.size(), std::size(kCases));
+    for (const char* id : {"copt_orlm", "copt_unsolved", "pulp_default", "pulp_cbc", "pulp_unsolved", "gurobipy"})
+      EXPECT_EQ(r[id]["kind"], "success") << id << ": " << r[id].dump();
+    EXPECT_EQ(r["copt_orlm"]["predicted"], 11.0);
+    EXPECT_EQ(r["pulp_cbc"]["predicted"], 20.0);
+    for (const char* id : {"copt_orlm", "copt_unsolved", "copt_infeasible"}) EXPECT_EQ(r[id]["api"], "coptpy") << id;
+    for (const char* id : {"pulp_default", "pulp_cbc", "pulp_unsolved", "pulp_infeasible"})
+      EXPECT_EQ(r[id]["api"], "pulp") << id;
+    EXPECT_EQ(r["gurobipy"]["api"], "gurobipy");
+    EXPECT_EQ(r["copt_infeasible"]["kind"], "not_optimal");
+    EXPECT_EQ(r["copt_infeasible"]["status"], "INFEASIBLE");
+    EXPECT_EQ(r["pulp_infeasible"]["kind"], "not_optimal");
+    EXPECT_EQ(r["pulp_infeasible"]["status"], "INFEASIBLE");
+    // An API trex does not run: named in the taxonomy, not run at all.
+    EXPECT_EQ(r["pyomo"]["kind"], "unsupported_api");
+    EXPECT_EQ(r["pyomo"]["api"], "pyomo");
+    EXPECT_NE(r["pyomo"]["detail"].get<std::string>().find("pyomo"), std::string::npos);
+  }
+  fs::remove_all(dir);
+}
