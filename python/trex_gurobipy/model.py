@@ -25,6 +25,20 @@ def _to_bound(v):
     return v
 
 
+def _integral_bounds(lb, ub, vtype):
+    """gurobipy 13.0.3 rounds the bounds given to addVar for integer variables (within 1e-5: 6.99999 -> 7,
+    6.99995 -> 6, lb 6.00001 -> 6) and limits binaries to [0, 1]; bounds set later through LB/UB are kept.
+    Only the gurobipy layer's own Model does this (trex_coptpy subclasses it)."""
+    import math
+    if lb > -INF:
+        lb = float(math.ceil(lb - 1e-5 - 1e-12))
+    if ub < INF:
+        ub = float(math.floor(ub + 1e-5 + 1e-12))
+    if vtype == "B":
+        lb, ub = max(lb, 0.0), min(ub, 1.0)
+    return lb, ub
+
+
 def _merge(coeffs, vars_):
     """Sum duplicate variables (first-occurrence order); returns (index->coef dict, var list)."""
     acc = {}
@@ -293,8 +307,10 @@ class Model:
         vt = str(vtype).upper()
         if vt not in ("C", "B", "I", "S", "N"):
             raise GurobiError(10003, f"Invalid variable type '{vtype}'")
-        v = Var(self, len(self._m_vars), _to_bound(lb), _to_bound(ub), float(obj), vt,
-                "" if name is None else str(name))
+        lb, ub = _to_bound(lb), _to_bound(ub)
+        if vt in ("B", "I") and type(self).__module__ == __name__:
+            lb, ub = _integral_bounds(lb, ub, vt)
+        v = Var(self, len(self._m_vars), lb, ub, float(obj), vt, "" if name is None else str(name))
         self._m_vars.append(v)
         self._invalidate_solution()
         return v

@@ -682,3 +682,24 @@ model.setObjective(y.prod(dict(enumerate(value))) + 2 * both, GRB.MAXIMIZE)
 model.optimize()
 RESULT = {"obj": model.ObjVal, "y": [y[i].X for i in sites]}
 """)
+
+
+# --- layer details found while writing this set ----------------------------------------------------------------
+
+program("var_integer_bounds_rounded")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("intbounds")
+x = model.addVar(lb=0.5, ub=7.5, vtype=GRB.INTEGER, name="x")
+b = model.addVar(lb=-0.5, ub=0.7, vtype=GRB.BINARY, name="b")
+c = model.addVar(vtype=GRB.BINARY, name="c")
+t = model.addVars(4, lb=[6.00001, 13 - 6.99995, 0, -2.5], ub=[6.99999, 6.99995, 2, -0.5], vtype=GRB.INTEGER, name="t")
+y = model.addVar(lb=0.5, ub=7.5, name="y")
+model.addConstr(x + y + b + c + t.sum() <= 100, "r")
+model.update()
+RESULT = {"before": [[v.LB, v.UB] for v in model.getVars()]}
+x.UB = 6.5                      # set later: kept as given
+model.update()
+RESULT["x"] = [x.LB, x.UB]
+model.setObjective(x + y + c, GRB.MAXIMIZE)
+""")
