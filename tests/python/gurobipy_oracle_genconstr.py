@@ -703,3 +703,163 @@ model.update()
 RESULT["x"] = [x.LB, x.UB]
 model.setObjective(x + y + c, GRB.MAXIMIZE)
 """)
+
+
+# --- answer-style programs (the forms model answers write: numpy points, Env params, keyword index, own write()) --
+
+program("gc_abs_max_pwl_numpy_points")("""
+import gurobipy as gp
+from gurobipy import GRB
+import numpy as np
+m = gp.Model("a1")
+I = range(4)
+x = m.addVars(I, lb=-3, ub=[4, 5, 6, 7], name="x")
+d = m.addVars(I, lb=-20, ub=20, name="d")
+z = m.addVars(I, ub=20, name="z")
+mx = m.addVar(lb=-50, ub=50, name="mx")
+m.addConstrs((d[i] == x[i] - 2 * i for i in I), name="dev")
+m.addConstrs((z[i] == gp.abs_(d[i]) for i in I), name="absd")
+m.addConstr(mx == gp.max_([x[i] for i in I]), name="mx")
+m.addConstr(x.sum() >= 10, "tot")
+m.addGenConstrPWL(x[0], m.addVar(lb=-100, ub=100, name="c0"), np.array([-3, 0, 4]), np.array([9.0, 0, 8]), "pw")
+m.update()
+c0 = m.getVarByName("c0")
+m.setObjective(z.sum() + 0.5 * mx + c0, GRB.MINIMIZE)
+m.optimize()
+RESULT = {"obj": m.ObjVal}
+""")
+
+program("gc_and_or_helpers_with_indicators")("""
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model("a2")
+b = m.addVars(3, vtype=GRB.BINARY, name="b")
+z1 = m.addVar(vtype=GRB.BINARY, name="z1")
+z2 = m.addVar(vtype=GRB.BINARY, name="z2")
+m.addConstr(z1 == gp.and_(b[0], b[1]), "and")
+m.addConstr(z2 == gp.or_([b[1], b[2]]), "or")
+x = m.addVar(ub=100, name="x")
+m.addGenConstrIndicator(z1, True, x, GRB.LESS_EQUAL, 30, name="ind1")
+m.addGenConstrIndicator(z2, False, x + b[0], GRB.GREATER_EQUAL, 50.5)
+m.setObjective(x + 10 * b.sum() - 15 * z1, GRB.MAXIMIZE)
+m.optimize()
+RESULT = {"obj": m.ObjVal, "status": m.Status}
+""")
+
+program("mo_keyword_index_and_setparam_objnumber")("""
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model("a3")
+x = m.addVars(3, vtype=GRB.INTEGER, ub=10, name="x")
+m.addConstr(x[0] + x[1] + x[2] <= 15)
+m.addConstr(2 * x[0] + x[1] <= 14)
+m.setObjectiveN(x[0] + x[1], index=0, priority=2, weight=1, name="profit")
+m.setObjectiveN(-x[2], index=1, priority=1, name="waste")
+m.ModelSense = GRB.MAXIMIZE
+m.optimize()
+vals = []
+for k in range(m.NumObj):
+    m.setParam(GRB.Param.ObjNumber, k)
+    vals.append(m.ObjNVal)
+RESULT = {"obj": m.ObjVal, "vals": vals, "status": m.Status}
+""")
+
+program("params_through_env_and_abs")("""
+import gurobipy as gp
+from gurobipy import GRB
+env = gp.Env(empty=True)
+env.setParam("OutputFlag", 0)
+env.start()
+m = gp.Model("a4", env=env)
+m.Params.MIPGap = 0.0
+m.Params.TimeLimit = 100
+m.Params.Threads = 2
+m.Params.Seed = 42
+m.Params.NonConvex = 2
+x = m.addVar(ub=7.5, vtype=GRB.INTEGER, name="x")
+y = m.addVar(lb=-4, ub=4, name="y")
+a = m.addVar(name="a")
+m.addGenConstrAbs(a, y)
+m.addConstr(x + a <= 9)
+m.setObjective(x + a, GRB.MAXIMIZE)
+m.optimize()
+RESULT = {"obj": m.ObjVal, "gap": m.Params.MIPGap, "st": m.status == GRB.OPTIMAL}
+""")
+
+program("or_capacity_with_redundant_indicators")("""
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model("a5")
+y = m.addVars(3, vtype=GRB.BINARY, name="open")
+x = m.addVars(3, lb=0, name="prod")
+cap = [40, 30, 50]
+for i in range(3):
+    m.addConstr(x[i] <= cap[i] * y[i], name=f"cap{i}")
+    m.addConstr((y[i] == 0) >> (x[i] == 0), name=f"ind{i}")
+m.addConstr(x.sum() >= 60, "dem")
+m.setObjective(gp.quicksum([100, 80, 120][i] * y[i] + [2, 3, 1][i] * x[i] for i in range(3)))
+m.optimize()
+if m.status == GRB.OPTIMAL:
+    print("Optimal", m.objVal)
+RESULT = {"obj": m.ObjVal}
+""")
+
+program("gc_positional_constant_and_bool_indicator_with_own_write")("""
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model("b1")
+m.Params.LogToConsole = 0
+x = m.addVars(3, lb=-2, ub=6, vtype=GRB.INTEGER, name="x")
+z = m.addVar(lb=-10, ub=10, name="z")
+w = m.addVar(lb=-10, ub=10, name="w")
+m.addGenConstrMax(z, [x[0], x[1]], 0, "m")
+m.addGenConstrMin(w, x.values(), name="n")
+b = m.addVar(vtype=GRB.BINARY, name="b")
+m.addConstr((b == True) >> (gp.quicksum(x[i] for i in range(3)) >= 5), "i1")
+m.addGenConstrIndicator(b, 0, gp.quicksum(x.values()) <= -3)
+m.setObjective(z - w + 3 * b, GRB.MINIMIZE)
+m.write("model.lp")
+m.optimize()
+RESULT = {"obj": m.ObjVal, "gc": len(m.getGenConstrs())}
+""")
+
+program("or_separable_pwl_objective")("""
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model("b2")
+x = m.addVar(ub=10, name="x")
+y = m.addVar(ub=10, name="y")
+m.addConstr(x + y >= 8, "need")
+m.setPWLObj(x, [0, 5, 10], [0, 10, 40])
+m.setPWLObj(y, [0, 4, 10], [0, 4, 40])
+m.write("pwl.lp")
+m.optimize()
+RESULT = {"obj": m.ObjVal, "x": x.X, "y": y.X}
+""")
+
+program("or_single_machine_disjunctive_schedule")("""
+import gurobipy as gp
+from gurobipy import GRB
+m = gp.Model("b3")
+t = m.addVars(4, ub=24, name="start")
+dur = [3, 5, 2, 4]
+end = m.addVar(ub=100, name="end")
+late = m.addVars(4, ub=100, name="late")
+due = [4, 6, 8, 9]
+order = m.addVars(4, 4, vtype=GRB.BINARY, name="before")
+for i in range(4):
+    for j in range(i + 1, 4):
+        m.addConstr((order[i, j] == 1) >> (t[i] + dur[i] <= t[j]))
+        m.addConstr((order[i, j] == 0) >> (t[j] + dur[j] <= t[i]))
+for i in range(4):
+    m.addConstr(late[i] == gp.max_(m.addVar(lb=-100, ub=100, name=f"lat{i}"), constant=0))
+m.update()
+for i in range(4):
+    m.addConstr(m.getVarByName(f"lat{i}") == t[i] + dur[i] - due[i])
+m.addConstr(end == gp.max_([t[i] for i in range(4)]))
+m.setObjectiveN(late.sum(), 0, priority=2)
+m.setObjectiveN(end, 1, priority=1)
+m.optimize()
+m.Params.ObjNumber = 1
+RESULT = {"obj": m.ObjVal, "end": m.ObjNVal, "status": m.Status}
+""")
