@@ -12,18 +12,24 @@ namespace trex::lp {
 nlohmann::ordered_json solve_report_json(const std::string& file, const Model& model, Backend backend,
                                          const SolveResult& r, double read_seconds, bool with_values) {
   using OJson = nlohmann::ordered_json;
-  const bool optimal = r.status == SolveStatus::Optimal;
+  const bool solved = has_solution(r);  // optimal, or a nonconvex model's local optimum
   OJson j;
   j["file"] = file;
-  j["solver"] = to_string(backend);
+  j["solver"] = r.solver.empty() ? to_string(backend) : r.solver;
   j["status"] = to_string(r.status);
-  j["objective"] = optimal ? OJson(r.objective) : OJson(nullptr);
+  j["objective"] = solved ? OJson(r.objective) : OJson(nullptr);
+  if (solved) j["optimality"] = r.status == SolveStatus::Optimal ? "proven" : "local";
   j["sense"] = to_string(model.objective.sense);
   j["vars"] = model.num_vars();
   j["rows"] = model.num_rows();
   j["nonzeros"] = model.num_nonzeros();
   j["integers"] = model.num_integer_vars();
   j["quadratic"] = model.has_quadratic();
+  if (r.quadratic) {
+    j["convex"] = r.convex;
+    if (!r.convexity.empty()) j["convexity"] = r.convexity;
+    if (!r.proof.empty()) j["proof"] = r.proof;
+  }
   j["seconds"] = r.seconds;
   j["read_seconds"] = read_seconds;
   if (!r.message.empty()) j["message"] = r.message;
@@ -33,7 +39,7 @@ nlohmann::ordered_json solve_report_json(const std::string& file, const Model& m
     j["verdict_checks"] = std::move(checks);
     j["overruled"] = r.overruled;
   }
-  if (with_values && optimal) {
+  if (with_values && solved) {
     OJson x = OJson::object();
     for (int i = 0; i < model.num_vars(); ++i) x[model.vars[size_t(i)].name] = r.x[size_t(i)];
     j["values"] = std::move(x);

@@ -26,7 +26,8 @@ struct SolveRequest {
 // The request, or the error reply to send back when it is not JSON, lacks "lp" or the LP does not read.
 std::variant<SolveRequest, std::string> read_solve_request(const std::string& request_json);
 std::string solve_error_reply(const std::string& message);
-// Solves with CBC (one thread) within min(time_limit, wall_left_s): the reply text; `status` gets the outcome.
+// Solves with CBC (one thread; quadratic models with Ipopt / Bonmin) within min(time_limit, wall_left_s): the
+// reply text; `status` gets the outcome.
 std::string solve_request_reply(const SolveRequest& req, double wall_left_s, SolveStatus* status = nullptr);
 
 }  // namespace trex::lp

@@ -1,12 +1,14 @@
-// solve(): the one entry point to the LP/MILP backends. Refuses what a linear solver cannot solve
-// (quadratic terms, SOS sets, semi-continuous/semi-integer variables) with Unsupported, checks the data,
-// then hands the model to CLP/CBC or GLPK. Also status/backend names.
+// solve(): the one entry point to the backends. Refuses what no backend solves (SOS sets,
+// semi-continuous/semi-integer variables) with Unsupported, checks the data, then hands a linear model to
+// CLP/CBC or GLPK and a quadratic one, after the convexity test, to Ipopt or Bonmin. Also status/backend names.
 #include <cmath>
 #include <exception>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "lp/convexity.hpp"
+#include "lp/global_qp.hpp"
 #include "lp/solver.hpp"
 #include "lp/solver_backends.hpp"
 #include "util/error.hpp"
@@ -56,21 +58,14 @@ RowMatrix build_row_matrix(const Model& model) {
 
 namespace {
 
-// Returns a non-empty message when the model cannot be given to a linear solver.
+// Returns a non-empty message when no backend can be given the model.
 std::string unsupported_reason(const Model& model) {
-  if (!model.objective.quad.empty())
-    return fmt::format("quadratic objective ({} quadratic terms): the linear solvers cannot solve it",
-                       model.objective.quad.size());
-  for (const Row& r : model.rows)
-    if (!r.quad.empty())
-      return fmt::format("quadratic constraint '{}' ({} quadratic terms): the linear solvers cannot solve it",
-                         r.name, r.quad.size());
   if (!model.sos.empty())
-    return fmt::format("{} SOS set(s) (first '{}'): not supported by the linear solver backends",
+    return fmt::format("{} SOS set(s) (first '{}'): not supported by the solver backends",
                        model.sos.size(), model.sos.front().name);
   for (const Variable& v : model.vars)
     if (v.type == VarType::SemiContinuous || v.type == VarType::SemiInteger)
-      return fmt::format("{} variable '{}': not supported by the linear solver backends", to_string(v.type), v.name);
+      return fmt::format("{} variable '{}': not supported by the solver backends", to_string(v.type), v.name);
   return {};
 }
 
@@ -92,10 +87,22 @@ bool check_data(const Model& model, SolveResult& out) {
     }
     return true;
   };
+  auto check_quad = [&](const std::vector<QuadTerm>& quad, const std::string& where) -> bool {
+    for (const QuadTerm& q : quad) {
+      if (q.var1 < 0 || q.var1 >= n || q.var2 < 0 || q.var2 >= n)
+        return error(fmt::format("{}: quadratic term's variable index out of range", where));
+      if (!std::isfinite(q.coef))
+        return error(fmt::format("{}: coefficient {} of '{} * {}' is not finite", where, q.coef,
+                                 model.vars[size_t(q.var1)].name, model.vars[size_t(q.var2)].name));
+    }
+    return true;
+  };
   if (!std::isfinite(model.objective.constant)) return error("objective constant is not finite");
   if (!check_terms(model.objective.terms, "objective")) return false;
+  if (!check_quad(model.objective.quad, "objective")) return false;
   for (const Row& r : model.rows) {
     if (!check_terms(r.terms, fmt::format("row '{}'", r.name))) return false;
+    if (!check_quad(r.quad, fmt::format("row '{}'", r.name))) return false;
     if (std::isnan(r.rhs) || (r.sense == RowSense::Range && std::isnan(r.range_upper)))
       return error(fmt::format("row '{}': right-hand side is NaN", r.name));
   }
@@ -156,6 +163,34 @@ void confirm_verdict(const Model& model, const SolveOptions& options, SolveResul
                                to_string(again.status), to_string(glpk.status));
 }
 
+// A nonconvex model's local result, checked (and improved) by spatial branch and bound within the node limit
+// and what is left of the time limit.
+void prove_global(const Model& model, const SolveOptions& options, const Timer& timer, SolveResult& result) {
+  // (an Ipopt error counts too: e.g. more equalities than variables, which Ipopt refuses outright)
+  if (result.status != SolveStatus::LocalOptimal && result.status != SolveStatus::Infeasible &&
+      result.status != SolveStatus::Error)
+    return;
+  GlobalOptions g;
+  g.node_limit = options.global_node_limit;
+  if (options.time_limit > 0.0) {
+    g.time_limit = options.time_limit - timer.seconds();
+    if (g.time_limit <= 0.0) return;
+  }
+  const GlobalResult gr = global_branch_and_bound(model, has_solution(result) ? &result.x : nullptr, g);
+  const std::string local = result.message;
+  if (gr.proven && gr.infeasible) {
+    result.status = SolveStatus::Infeasible;
+    result.x.clear();
+    result.proof = "spatial_branch_and_bound";
+  } else if (!gr.x.empty()) {
+    // (a point of the search that only satisfies the model's rows is local too: nothing proves it)
+    result.status = gr.proven ? SolveStatus::Optimal : SolveStatus::LocalOptimal;
+    result.x = gr.x;  // the local optimum, or a better point the search found
+    if (gr.proven) result.proof = "spatial_branch_and_bound";
+  }
+  result.message = local.empty() ? gr.message : local + "; " + gr.message;
+}
+
 }  // namespace
 
 SolveResult solve(const Model& model, Backend backend, const SolveOptions& options) {
@@ -165,23 +200,42 @@ SolveResult solve(const Model& model, Backend backend, const SolveOptions& optio
     result.status = SolveStatus::Unsupported;
     result.message = std::move(why);
   } else if (check_data(model, result)) {
+    const bool quadratic = model.has_quadratic();
+    const char* solver = quadratic ? (model.has_integers() ? "bonmin" : "ipopt") : to_string(backend);
     try {
-      result = backend == Backend::Cbc ? detail::solve_coin(model, options) : detail::solve_glpk(model, options);
-      if (backend == Backend::Cbc && options.confirm_verdicts) confirm_verdict(model, options, result);
+      if (quadratic) {
+        // Ipopt / Bonmin whatever the backend asked: the linear solvers cannot solve quadratic models.
+        const ConvexityVerdict convexity = check_convexity(model);
+        result = model.has_integers() ? detail::solve_bonmin(model, options, convexity.convex)
+                                      : detail::solve_ipopt(model, options, convexity.convex);
+        result.convex = convexity.convex;
+        result.convexity = convexity.reason;
+        if (convexity.convex && (has_solution(result) || result.status == SolveStatus::Infeasible))
+          result.proof = "convex";
+        if (!convexity.convex && options.global_node_limit > 0) prove_global(model, options, timer, result);
+      } else {
+        result = backend == Backend::Cbc ? detail::solve_coin(model, options) : detail::solve_glpk(model, options);
+        if (backend == Backend::Cbc && options.confirm_verdicts) confirm_verdict(model, options, result);
+      }
     } catch (const std::exception& e) {
       result = SolveResult{};
       result.status = SolveStatus::Error;
-      result.message = fmt::format("{} backend failed: {}", to_string(backend), e.what());
+      result.message = fmt::format("{} backend failed: {}", solver, e.what());
     } catch (...) {  // COIN throws CoinError, which is not a std::exception
       result = SolveResult{};
       result.status = SolveStatus::Error;
-      result.message = fmt::format("{} backend failed with an exception", to_string(backend));
+      result.message = fmt::format("{} backend failed with an exception", solver);
     }
+    result.solver = solver;
   }
-  if (result.status == SolveStatus::Optimal) {
+  result.quadratic = model.has_quadratic();
+  if (result.solver.empty())  // decided before any backend ran (unsupported, an empty domain, bad data)
+    result.solver = model.has_quadratic() ? (model.has_integers() ? "bonmin" : "ipopt") : to_string(backend);
+  if (has_solution(result)) {
     // The value the returned point attains in the IR's own objective (sense and constant as written).
     double z = model.objective.constant;
     for (const Term& t : model.objective.terms) z += t.coef * result.x[size_t(t.var)];
+    for (const QuadTerm& q : model.objective.quad) z += q.coef * result.x[size_t(q.var1)] * result.x[size_t(q.var2)];
     result.objective = z;
   } else {
     result.objective = 0.0;
@@ -200,6 +254,7 @@ const char* to_string(SolveStatus s) {
     case SolveStatus::TimeLimit: return "time_limit";
     case SolveStatus::Unsupported: return "unsupported";
     case SolveStatus::Error: return "error";
+    case SolveStatus::LocalOptimal: return "local_optimal";
   }
   return "error";
 }

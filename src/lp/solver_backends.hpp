@@ -1,6 +1,7 @@
-// Internal interface between the solver dispatch (solver.cpp) and the two backends. The dispatch has
-// already refused quadratic/SOS/semi-continuous models and checked the data (finite coefficients,
-// variable indices in range, consistent bounds), so a backend only maps the IR and the statuses.
+// Internal interface between the solver dispatch (solver.cpp) and the backends. The dispatch has
+// already refused SOS/semi-continuous models and checked the data (finite coefficients, variable indices
+// in range, consistent bounds), so a backend only maps the IR and the statuses. Linear models go to
+// CLP/CBC or GLPK, quadratic ones to Ipopt (continuous) or Bonmin (mixed integer).
 #pragma once
 #include <cmath>
 #include <string>
@@ -12,6 +13,10 @@ namespace trex::lp::detail {
 
 SolveResult solve_coin(const Model& model, const SolveOptions& options);  // CLP for LPs, CBC for MILPs
 SolveResult solve_glpk(const Model& model, const SolveOptions& options);  // glp_simplex / glp_intopt
+// Quadratic models. `convex` (check_convexity) decides what a successful solve is: Optimal (proven) or
+// LocalOptimal. Both print nothing unless options.verbose (then their log goes to stderr).
+SolveResult solve_ipopt(const Model& model, const SolveOptions& options, bool convex);
+SolveResult solve_bonmin(const Model& model, const SolveOptions& options, bool convex);
 
 // Makes GLPK raise an internal error (glp_add_cols with 0 columns, the call the cover-cut bug makes)
 // inside the same guard solve_glpk uses; returns the caught message. For the test that proves GLPK

@@ -1,0 +1,391 @@
+// global_branch_and_bound (global_qp.hpp): McCormick relaxations solved by CLP / CBC, best-bound-first
+// spatial branching, root bound tightening.
+#include "lp/global_qp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lp/solver.hpp"
+#include "lp/solver_backends.hpp"
+#include "util/timer.hpp"
+
+namespace trex::lp {
+namespace {
+
+struct Product {
+  int i, j;             // i <= j; i == j: a square
+  double weight = 0.0;  // the largest |coefficient| it has anywhere (ranks violations)
+};
+
+struct Use {
+  int product;
+  double coef;
+};
+
+struct Node {
+  double bound;  // the parent's relaxation bound (minimisation sense)
+  int id;
+  std::vector<double> lo, hi;
+};
+
+struct NodeOrder {  // best bound first, then creation order: deterministic
+  bool operator()(const Node& a, const Node& b) const {
+    return a.bound != b.bound ? a.bound > b.bound : a.id > b.id;
+  }
+};
+
+class Search {
+ public:
+  Search(const Model& m, const GlobalOptions& o) : m_(m), o_(o), n_(m.num_vars()) {
+    sign_ = m.objective.sense == ObjSense::Maximize ? -1.0 : 1.0;
+    std::map<std::pair<int, int>, int> index;
+    auto product = [&](const QuadTerm& q) {
+      const std::pair<int, int> key{std::min(q.var1, q.var2), std::max(q.var1, q.var2)};
+      auto [it, fresh] = index.emplace(key, int(products_.size()));
+      if (fresh) products_.push_back({key.first, key.second});
+      Product& p = products_[size_t(it->second)];
+      p.weight = std::max(p.weight, std::abs(q.coef));
+      return it->second;
+    };
+    for (const QuadTerm& q : m.objective.quad) obj_quad_.push_back({product(q), sign_ * q.coef});
+    row_quad_.resize(size_t(m.num_rows()));
+    for (int r = 0; r < m.num_rows(); ++r)
+      for (const QuadTerm& q : m.rows[size_t(r)].quad) row_quad_[size_t(r)].push_back({product(q), q.coef});
+    in_product_.assign(size_t(n_), false);
+    for (const Product& p : products_) in_product_[size_t(p.i)] = in_product_[size_t(p.j)] = true;
+    lo0_.resize(size_t(n_));
+    hi0_.resize(size_t(n_));
+    for (int j = 0; j < n_; ++j) detail::effective_bounds(m.vars[size_t(j)], lo0_[size_t(j)], hi0_[size_t(j)]);
+  }
+
+  GlobalResult run(const std::vector<double>* start) {
+    GlobalResult out;
+    if (start != nullptr && int(start->size()) == n_ && feasible(*start)) offer(*start);
+    if (!finite_boxes(out)) return finish(out, false);
+    tighten_root();
+    std::priority_queue<Node, std::vector<Node>, NodeOrder> open;
+    open.push({-kInf, next_id_++, lo0_, hi0_});
+    bool stopped = false, unresolved = false;
+    int failed_nodes = 0;
+    std::string first_failure;
+    double open_bound = kInf;
+    while (!open.empty()) {
+      if (have_inc_ && open.top().bound >= inc_f_ - gap()) break;  // every open node is pruned
+      if (out.nodes >= o_.node_limit || (o_.time_limit > 0.0 && timer_.seconds() > o_.time_limit)) {
+        stopped = true;
+        open_bound = open.top().bound;
+        break;
+      }
+      Node node = open.top();
+      open.pop();
+      ++out.nodes;
+      std::vector<double> xw;
+      double z = 0.0;
+      // (no cutoff row in the nodes: near the optimum it makes the LP degenerate; the bound prunes instead)
+      const SolveStatus st = solve_relaxation(node.lo, node.hi, nullptr, xw, z, nullptr, /*cutoff=*/false);
+      if (st == SolveStatus::Infeasible) continue;
+      if (st != SolveStatus::Optimal) {  // CLP's numerical trouble on a tiny box: this node stays open
+        if (failed_nodes++ == 0) first_failure = fmt::format("a relaxation ended {} at node {}", to_string(st), out.nodes);
+        unresolved = true;
+        continue;
+      }
+      const double bound = std::max(z, node.bound);
+      std::vector<double> x(xw.begin(), xw.begin() + n_);
+      if (feasible(x)) offer(x);
+      if (have_inc_ && bound >= inc_f_ - gap()) continue;
+      // branch on the most violated product's wider variable
+      int best = -1;
+      double worst = 0.0;
+      for (size_t p = 0; p < products_.size(); ++p) {
+        const Product& pr = products_[p];
+        const double exact = x[size_t(pr.i)] * x[size_t(pr.j)];
+        const double viol = pr.weight * std::abs(xw[size_t(n_) + p] - exact);
+        if (viol > worst) {
+          worst = viol;
+          best = int(p);
+        }
+      }
+      int k = -1;
+      if (best >= 0) {
+        const Product& pr = products_[size_t(best)];
+        auto rel_width = [&](int v) {
+          const double w0 = hi0_[size_t(v)] - lo0_[size_t(v)];
+          return w0 > 0.0 ? (node.hi[size_t(v)] - node.lo[size_t(v)]) / w0 : 0.0;
+        };
+        k = rel_width(pr.i) >= rel_width(pr.j) ? pr.i : pr.j;
+        if (rel_width(k) <= 1e-12) k = -1;
+      }
+      if (k < 0) {  // the relaxation is exact here yet its point missed a tolerance: nothing left to split
+        unresolved = true;
+        continue;
+      }
+      const double l = node.lo[size_t(k)], u = node.hi[size_t(k)], v = x[size_t(k)];
+      double at = (v - l > 1e-3 * (u - l) && u - v > 1e-3 * (u - l)) ? v : 0.5 * (l + u);
+      Node left{bound, next_id_++, node.lo, node.hi}, right{bound, next_id_++, node.lo, node.hi};
+      if (detail::is_integral_type(m_.vars[size_t(k)].type)) {
+        at = std::min(std::floor(at), u - 1.0);
+        left.hi[size_t(k)] = at;
+        right.lo[size_t(k)] = at + 1.0;
+      } else {
+        left.hi[size_t(k)] = at;
+        right.lo[size_t(k)] = at;
+      }
+      open.push(std::move(left));
+      open.push(std::move(right));
+    }
+    if (!stopped && !unresolved) return finish(out, true);
+    out.message = stopped ? fmt::format("stopped at {} {} with the bound {:.12g}", out.nodes,
+                                        out.nodes >= o_.node_limit ? "nodes (the node limit)" : "nodes (the time limit)",
+                                        sign_ * open_bound)
+                          : failed_nodes > 0
+                                ? fmt::format("{} node relaxation(s) failed ({}): not proven", failed_nodes, first_failure)
+                                : "a node's relaxation was exact but its point missed the feasibility tolerance";
+    out.bound = sign_ * (stopped ? open_bound : -kInf);
+    return finish(out, false);
+  }
+
+ private:
+  double gap() const { return std::max(o_.abs_gap, o_.rel_gap * std::abs(inc_f_)); }
+
+  // the model's objective in the minimisation sense
+  double f(const std::vector<double>& x) const {
+    double z = m_.objective.constant;
+    for (const Term& t : m_.objective.terms) z += t.coef * x[size_t(t.var)];
+    for (const QuadTerm& q : m_.objective.quad) z += q.coef * x[size_t(q.var1)] * x[size_t(q.var2)];
+    return sign_ * z;
+  }
+
+  bool feasible(const std::vector<double>& x) const {
+    for (int j = 0; j < n_; ++j) {
+      const double tol = o_.feasibility_tol * std::max(1.0, std::abs(x[size_t(j)]));
+      if (x[size_t(j)] < lo0_[size_t(j)] - tol || x[size_t(j)] > hi0_[size_t(j)] + tol) return false;
+      if (detail::is_integral_type(m_.vars[size_t(j)].type) && std::abs(x[size_t(j)] - std::round(x[size_t(j)])) > 1e-6)
+        return false;
+    }
+    for (const Row& r : m_.rows) {
+      double s = 0.0;
+      for (const Term& t : r.terms) s += t.coef * x[size_t(t.var)];
+      for (const QuadTerm& q : r.quad) s += q.coef * x[size_t(q.var1)] * x[size_t(q.var2)];
+      double lo, hi;
+      detail::row_bounds(r, lo, hi);
+      if (s < lo - o_.feasibility_tol * std::max(1.0, std::abs(lo))) return false;
+      if (s > hi + o_.feasibility_tol * std::max(1.0, std::abs(hi))) return false;
+    }
+    return true;
+  }
+
+  void offer(const std::vector<double>& x) {
+    const double v = f(x);
+    if (!have_inc_ || v < inc_f_) {
+      have_inc_ = true;
+      inc_f_ = v;
+      inc_x_ = x;
+    }
+  }
+
+  // Every product variable needs finite bounds: the declared ones, else the linear rows' (an LP per side).
+  bool finite_boxes(GlobalResult& out) {
+    for (int k = 0; k < n_; ++k) {
+      if (!in_product_[size_t(k)]) continue;
+      for (int side : {-1, +1}) {
+        double& b = side < 0 ? lo0_[size_t(k)] : hi0_[size_t(k)];
+        if (std::isfinite(b)) continue;
+        Model lin;
+        lin.vars = m_.vars;
+        lin.rebuild_index();
+        for (const Row& r : m_.rows)
+          if (r.quad.empty()) lin.rows.push_back(r);
+        lin.objective.sense = side < 0 ? ObjSense::Minimize : ObjSense::Maximize;
+        lin.objective.terms = {{k, 1.0}};
+        const SolveResult r = detail::solve_coin(lin, lp_options());
+        if (r.status != SolveStatus::Optimal) {
+          out.message = fmt::format("variable '{}' has no finite {} bound (the linear rows leave it {}): no global "
+                                    "certificate", m_.vars[size_t(k)].name, side < 0 ? "lower" : "upper",
+                                    to_string(r.status));
+          return false;
+        }
+        b = r.x[size_t(k)] - side * 1e-7 * std::max(1.0, std::abs(r.x[size_t(k)]));
+      }
+    }
+    return true;
+  }
+
+  // One round of LP bound tightening on the product variables over the root relaxation (with the cutoff).
+  void tighten_root() {
+    for (int k = 0; k < n_; ++k) {
+      if (!in_product_[size_t(k)]) continue;
+      for (int side : {-1, +1}) {
+        std::vector<double> xw;
+        double z = 0.0;
+        const std::pair<int, double> objective{k, double(side)};
+        const SolveStatus st = solve_relaxation(lo0_, hi0_, &objective, xw, z);
+        if (st != SolveStatus::Optimal) continue;
+        // side +1 minimised x_k (a lower bound), side -1 maximised it (an upper bound); a little slack outward
+        const double v = xw[size_t(k)], slack = 1e-7 * std::max(1.0, std::abs(v));
+        if (side > 0) lo0_[size_t(k)] = std::max(lo0_[size_t(k)], std::min(v - slack, hi0_[size_t(k)]));
+        else hi0_[size_t(k)] = std::min(hi0_[size_t(k)], std::max(v + slack, lo0_[size_t(k)]));
+      }
+    }
+  }
+
+  SolveOptions lp_options() const {
+    SolveOptions s;
+    s.confirm_verdicts = false;
+    if (o_.time_limit > 0.0) s.time_limit = std::max(0.001, o_.time_limit - timer_.seconds());
+    return s;
+  }
+
+  // The McCormick relaxation over [lo, hi] (minimisation sense; with the incumbent's cutoff when there is one),
+  // or, with `bound_var`, the same rows minimising side * x_k. xw: x then one w per product; z its objective.
+  SolveStatus solve_relaxation(const std::vector<double>& lo, const std::vector<double>& hi,
+                               const std::pair<int, double>* bound_var, std::vector<double>& xw, double& z,
+                               const std::vector<bool>* drop_rows = nullptr, bool cutoff = true) const {
+    Model r;
+    for (int j = 0; j < n_; ++j) r.add_var(fmt::format("x{}", j), m_.vars[size_t(j)].type, lo[size_t(j)], hi[size_t(j)]);
+    const int P = int(products_.size());
+    for (int p = 0; p < P; ++p) {
+      const Product& pr = products_[size_t(p)];
+      const bool square = pr.i == pr.j;
+      r.add_var(fmt::format("w{}", p), VarType::Continuous, square ? 0.0 : -kInf, kInf);
+    }
+    auto w = [&](int p) { return n_ + p; };
+    // objective (minimisation sense)
+    Objective obj;
+    obj.constant = sign_ * m_.objective.constant;
+    for (const Term& t : m_.objective.terms) obj.terms.push_back({t.var, sign_ * t.coef});
+    for (const Use& u : obj_quad_) obj.terms.push_back({w(u.product), u.coef});
+    for (const Row& row : m_.rows) {
+      const size_t ri = size_t(&row - m_.rows.data());
+      if (drop_rows != nullptr && (*drop_rows)[ri]) continue;
+      Row lin{row.name, row.terms, {}, row.sense, row.rhs, row.range_upper};
+      for (const Use& u : row_quad_[ri]) lin.terms.push_back({w(u.product), u.coef});
+      r.rows.push_back(std::move(lin));
+    }
+    for (int p = 0; p < P; ++p) {
+      const Product& pr = products_[size_t(p)];
+      const double li = lo[size_t(pr.i)], ui = hi[size_t(pr.i)], lj = lo[size_t(pr.j)], uj = hi[size_t(pr.j)];
+      auto add = [&](std::vector<Term> terms, RowSense s, double rhs) {
+        r.rows.push_back(Row{fmt::format("mc{}_{}", p, r.rows.size()), std::move(terms), {}, s, rhs, 0.0});
+      };
+      if (pr.i == pr.j) {  // w = x^2: secant above, tangents at both ends and the middle below
+        add({{w(p), 1.0}, {pr.i, -(li + ui)}}, RowSense::LE, -li * ui);
+        for (double a : {li, ui, 0.5 * (li + ui)}) add({{w(p), 1.0}, {pr.i, -2.0 * a}}, RowSense::GE, -a * a);
+      } else {
+        add({{w(p), 1.0}, {pr.i, -lj}, {pr.j, -li}}, RowSense::GE, -li * lj);
+        add({{w(p), 1.0}, {pr.i, -uj}, {pr.j, -ui}}, RowSense::GE, -ui * uj);
+        add({{w(p), 1.0}, {pr.i, -lj}, {pr.j, -ui}}, RowSense::LE, -ui * lj);
+        add({{w(p), 1.0}, {pr.i, -uj}, {pr.j, -li}}, RowSense::LE, -li * uj);
+      }
+    }
+    if (have_inc_ && cutoff) {  // nothing worse than the incumbent (less the gap) is of interest
+      Row cut{"cutoff", obj.terms, {}, RowSense::LE, inc_f_ - obj.constant, 0.0};
+      if (bound_var == nullptr) cut.rhs -= gap();
+      r.rows.push_back(std::move(cut));
+    }
+    if (bound_var != nullptr) {
+      r.objective.terms = {{bound_var->first, bound_var->second}};
+    } else {
+      r.objective = obj;
+    }
+    r.objective.sense = ObjSense::Minimize;
+    const SolveResult res = detail::solve_coin(r, lp_options());
+    if (res.status != SolveStatus::Optimal) return res.status;
+    xw = res.x;
+    z = r.objective.constant;
+    for (const Term& t : r.objective.terms) z += t.coef * xw[size_t(t.var)];
+    return SolveStatus::Optimal;
+  }
+
+  // The incumbent's face solved exactly: variables within 1e-6 of a bound are fixed there, and when then every
+  // product of the objective and of the active rows has a fixed factor, the model restricted to that face is an
+  // LP (inactive quadratic rows left out and checked after). Its vertex replaces an interior-point answer's
+  // near-vertex when it is feasible and no worse than the gap: exact values where the optimum is a vertex.
+  void polish() {
+    if (!have_inc_) return;
+    std::vector<double> lo = lo0_, hi = hi0_;
+    std::vector<bool> fixed(size_t(n_), false);
+    for (int j = 0; j < n_; ++j) {
+      const Variable& v = m_.vars[size_t(j)];
+      double l, u;
+      detail::effective_bounds(v, l, u);
+      const double x = inc_x_[size_t(j)];
+      for (double b : {l, u})
+        if (std::isfinite(b) && std::abs(x - b) <= 1e-6 * std::max(1.0, std::abs(b))) {
+          lo[size_t(j)] = hi[size_t(j)] = b;
+          fixed[size_t(j)] = true;
+        }
+    }
+    auto linear_product = [&](int p) { return fixed[size_t(products_[size_t(p)].i)] || fixed[size_t(products_[size_t(p)].j)]; };
+    for (const Use& u : obj_quad_)
+      if (!linear_product(u.product)) return;
+    std::vector<bool> drop(size_t(m_.num_rows()), false);
+    for (int r = 0; r < m_.num_rows(); ++r) {
+      bool linear = true;
+      for (const Use& u : row_quad_[size_t(r)]) linear = linear && linear_product(u.product);
+      if (linear) continue;
+      const Row& row = m_.rows[size_t(r)];
+      double s = 0.0, l, h;
+      for (const Term& t : row.terms) s += t.coef * inc_x_[size_t(t.var)];
+      for (const QuadTerm& q : row.quad) s += q.coef * inc_x_[size_t(q.var1)] * inc_x_[size_t(q.var2)];
+      detail::row_bounds(row, l, h);
+      const double slack = std::min(s - l, h - s);
+      if (slack <= 1e-6 * std::max({1.0, std::abs(l == -kInf ? 0.0 : l), std::abs(h == kInf ? 0.0 : h)})) return;
+      drop[size_t(r)] = true;  // inactive: left out, checked after
+    }
+    // On the face every kept product is linear: the McCormick rows over the fixed factor are exact.
+    std::vector<double> xw;
+    double z = 0.0;
+    if (solve_relaxation(lo, hi, nullptr, xw, z, &drop, /*cutoff=*/false) != SolveStatus::Optimal) return;
+    std::vector<double> x(xw.begin(), xw.begin() + n_);
+    if (feasible(x) && f(x) <= inc_f_ + gap()) {
+      inc_x_ = x;
+      inc_f_ = f(x);
+    }
+  }
+
+  GlobalResult finish(GlobalResult& out, bool proven) {
+    polish();
+    out.proven = proven;
+    if (have_inc_) {
+      out.x = inc_x_;
+      out.objective = sign_ * inc_f_;
+      if (proven) out.bound = sign_ * inc_f_;
+    } else if (proven) {
+      out.infeasible = true;
+    }
+    if (proven)
+      out.message = have_inc_ ? fmt::format("global optimum within {:.3g} proven by spatial branch and bound ({} nodes)",
+                                            gap(), out.nodes)
+                              : fmt::format("infeasible: proven by spatial branch and bound ({} nodes)", out.nodes);
+    return out;
+  }
+
+  const Model& m_;
+  const GlobalOptions& o_;
+  const int n_;
+  double sign_ = 1.0;
+  std::vector<Product> products_;
+  std::vector<Use> obj_quad_;
+  std::vector<std::vector<Use>> row_quad_;
+  std::vector<bool> in_product_;
+  std::vector<double> lo0_, hi0_;
+  bool have_inc_ = false;
+  double inc_f_ = kInf;
+  std::vector<double> inc_x_;
+  int next_id_ = 0;
+  Timer timer_;
+};
+
+}  // namespace
+
+GlobalResult global_branch_and_bound(const Model& model, const std::vector<double>* start,
+                                     const GlobalOptions& options) {
+  return Search(model, options).run(start);
+}
+
+}  // namespace trex::lp

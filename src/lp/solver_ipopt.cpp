@@ -1,0 +1,147 @@
+// Ipopt backend for continuous quadratic models (objective and/or rows): the NlpProblem behind Ipopt's TNLP,
+// solved by the interior-point method with MUMPS. Silent (no console journal; the log goes to stderr only
+// when verbose), reads no ipopt.opt, and is deterministic (one thread, the same start: 0 clipped into the
+// bounds). The time limit is Ipopt's max_cpu_time (3.11 has no wall-clock limit; the solve is one thread).
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <IpIpoptApplication.hpp>
+#include <IpTNLP.hpp>
+
+#include "lp/nlp_problem.hpp"
+#include "lp/solver_backends.hpp"
+
+namespace trex::lp::detail {
+namespace {
+
+using Ipopt::Index;
+using Ipopt::Number;
+
+class IpoptAdapter : public Ipopt::TNLP {
+ public:
+  explicit IpoptAdapter(const NlpProblem& p) : p_(p) {}
+
+  bool get_nlp_info(Index& n, Index& m, Index& nnz_jac_g, Index& nnz_h_lag, IndexStyleEnum& style) override {
+    n = p_.n();
+    m = p_.m();
+    nnz_jac_g = p_.nnz_jac();
+    nnz_h_lag = p_.nnz_hess();
+    style = C_STYLE;
+    return true;
+  }
+  bool get_bounds_info(Index, Number* x_l, Number* x_u, Index, Number* g_l, Number* g_u) override {
+    p_.bounds(x_l, x_u, g_l, g_u);
+    return true;
+  }
+  bool get_starting_point(Index, bool init_x, Number* x, bool init_z, Number*, Number*, Index, bool init_lambda,
+                          Number*) override {
+    if (!init_x || init_z || init_lambda) return false;
+    p_.start(x);
+    return true;
+  }
+  bool get_variables_linearity(Index n, LinearityType* t) override {
+    for (Index j = 0; j < n; ++j) t[j] = p_.var_is_linear(j) ? LINEAR : NON_LINEAR;
+    return true;
+  }
+  bool get_constraints_linearity(Index m, LinearityType* t) override {
+    for (Index r = 0; r < m; ++r) t[r] = p_.row_is_linear(r) ? LINEAR : NON_LINEAR;
+    return true;
+  }
+  bool eval_f(Index, const Number* x, bool, Number& v) override {
+    v = p_.f(x);
+    return true;
+  }
+  bool eval_grad_f(Index, const Number* x, bool, Number* g) override {
+    p_.grad_f(x, g);
+    return true;
+  }
+  bool eval_g(Index, const Number* x, bool, Index, Number* g) override {
+    p_.g(x, g);
+    return true;
+  }
+  bool eval_jac_g(Index, const Number* x, bool, Index, Index, Index* row, Index* col, Number* values) override {
+    if (values == nullptr)
+      p_.jac_structure(row, col);
+    else
+      p_.jac_values(x, values);
+    return true;
+  }
+  bool eval_h(Index, const Number*, bool, Number obj_factor, Index, const Number* lambda, bool, Index, Index* row,
+              Index* col, Number* values) override {
+    if (values == nullptr)
+      p_.hess_structure(row, col);
+    else
+      p_.hess_values(obj_factor, lambda, values);
+    return true;
+  }
+  void finalize_solution(Ipopt::SolverReturn status, Index n, const Number* x, const Number*, const Number*, Index,
+                         const Number*, const Number*, Number, const Ipopt::IpoptData*,
+                         Ipopt::IpoptCalculatedQuantities*) override {
+    final_status = status;
+    if (x != nullptr) solution.assign(x, x + n);
+  }
+
+  Ipopt::SolverReturn final_status = Ipopt::UNASSIGNED;
+  std::vector<double> solution;
+
+ private:
+  const NlpProblem& p_;
+};
+
+}  // namespace
+
+SolveResult solve_ipopt(const Model& model, const SolveOptions& options, bool convex) {
+  SolveResult out;
+  out.solver = "ipopt";
+  const NlpProblem problem(model);
+  Ipopt::SmartPtr<IpoptAdapter> nlp = new IpoptAdapter(problem);
+  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = new Ipopt::IpoptApplication(/*create_console_out=*/false);
+  if (options.verbose) app->Jnlst()->AddFileJournal("trex_stderr", "stderr", Ipopt::J_ITERSUMMARY);
+  auto& o = *app->Options();
+  o.SetIntegerValue("print_level", options.verbose ? 5 : 0);
+  o.SetStringValue("sb", "yes");  // no banner
+  o.SetNumericValue("tol", 1e-10);
+  o.SetNumericValue("constr_viol_tol", 1e-9);
+  o.SetNumericValue("bound_relax_factor", 0.0);  // the point stays inside the bounds as written
+  o.SetStringValue("mu_strategy", "adaptive");
+  o.SetIntegerValue("max_iter", 10000);
+  if (options.time_limit > 0.0) o.SetNumericValue("max_cpu_time", options.time_limit);
+  std::istringstream no_options_file;  // never reads ./ipopt.opt
+  if (app->Initialize(no_options_file) != Ipopt::Solve_Succeeded) {
+    out.status = SolveStatus::Error;
+    out.message = "Ipopt failed to initialise";
+    return out;
+  }
+  const Ipopt::ApplicationReturnStatus rc = app->OptimizeTNLP(nlp);
+  const bool have_point = int(nlp->solution.size()) == problem.n();
+  switch (rc) {
+    case Ipopt::Solve_Succeeded:
+    case Ipopt::Solved_To_Acceptable_Level:
+      if (!have_point) break;
+      out.status = convex ? SolveStatus::Optimal : SolveStatus::LocalOptimal;
+      out.x = nlp->solution;
+      if (rc == Ipopt::Solved_To_Acceptable_Level)
+        out.message = "Ipopt stopped at its acceptable tolerance (1e-6), not the requested 1e-10";
+      return out;
+    case Ipopt::Infeasible_Problem_Detected:
+      out.status = SolveStatus::Infeasible;
+      if (!convex) out.message = "Ipopt converged to a point of local infeasibility (nonconvex model: not proven)";
+      return out;
+    case Ipopt::Diverging_Iterates:
+      out.status = SolveStatus::Unbounded;
+      out.message = "Ipopt's iterates diverged (objective unbounded or no finite optimum)";
+      return out;
+    case Ipopt::Maximum_CpuTime_Exceeded:
+      out.status = SolveStatus::TimeLimit;
+      return out;
+    default: break;
+  }
+  out.status = SolveStatus::Error;
+  out.message = fmt::format("Ipopt ended with return status {}", int(rc));
+  return out;
+}
+
+}  // namespace trex::lp::detail
