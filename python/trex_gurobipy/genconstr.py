@@ -262,8 +262,9 @@ def _need(v, side, what, bound):
     if bound >= INF or bound <= -INF:
         raise GurobiError(ERROR_UNSUPPORTED,
                           f"unsupported: {what}: the big-M reformulation needs a finite {side} bound on variable "
-                          f"'{v.VarName_()}' (trex's gurobipy layer solves general constraints as mixed-integer "
-                          f"linear rows; give '{v.VarName_()}' a finite {side} bound)")
+                          f"'{v.VarName_()}' and neither its bounds nor the linear constraints give one (trex's "
+                          f"gurobipy layer solves general constraints as mixed-integer linear rows; give "
+                          f"'{v.VarName_()}' a finite {side} bound)")
     return bound
 
 
