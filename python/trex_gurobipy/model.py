@@ -733,7 +733,7 @@ class Model:
             if key == "objval":
                 return self._m_objval
             if key == "mipgap":
-                if not any(v._vtype != "C" for v in self._m_vars):
+                if not (any(v._vtype != "C" for v in self._m_vars) or self._m_genconstrs):
                     raise AttrUnavailable(f"Unable to retrieve attribute '{name}'")
                 return self._m_mipgap if self._m_mipgap is not None else 0.0
             return self._m_objbound if self._m_objbound is not None else self._m_objval

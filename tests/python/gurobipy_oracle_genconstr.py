@@ -53,7 +53,7 @@ model.addConstr(x.sum() <= 12, "budget")
 model.addGenConstrMin(z, x, name="zmin")
 model.setObjective(z, GRB.MAXIMIZE)
 model.optimize()
-RESULT = {"z": z.X, "x": sorted(v.X for v in x.values())}
+RESULT = {"z": z.X, "x": sorted(v.X for v in x.values()), "ismip": model.IsMIP, "hasgap": hasattr(model, "MIPGap")}
 """)
 
 program("gc_abs")("""
