@@ -133,6 +133,9 @@ class COPT:
     TIMEOUT = 8
     UNFINISHED = 9
     INTERRUPTED = 10
+    ITERLIMIT = 11
+    LOCAL_OPTIMAL = 20      # a nonconvex model's local optimum (COPT does not prove it global)
+    LOCAL_INFEASIBLE = 21
     # SOS and indicator constants (accepted as names; such constraints are refused)
     SOS_TYPE1 = 1
     SOS_TYPE2 = 2
@@ -150,4 +153,5 @@ class COPT:
 
 STATUS_NAMES = {v: k for k, v in vars(COPT).items()
                 if k in ("UNSTARTED", "OPTIMAL", "INFEASIBLE", "UNBOUNDED", "INF_OR_UNB", "NUMERICAL", "NODELIMIT",
-                         "IMPRECISE", "TIMEOUT", "UNFINISHED", "INTERRUPTED")}
+                         "IMPRECISE", "TIMEOUT", "UNFINISHED", "INTERRUPTED", "ITERLIMIT", "LOCAL_OPTIMAL",
+                         "LOCAL_INFEASIBLE")}

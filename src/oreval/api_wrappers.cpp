@@ -40,7 +40,7 @@ print(json.dumps(_trex_out))
 const char* kCoptpy = R"PY(
 # COPT status -> Gurobi's numbering (what the scorer reads); the COPT code is kept in api_status.
 _TREX_STATUS = {0: (1, "LOADED"), 1: (2, "OPTIMAL"), 2: (3, "INFEASIBLE"), 3: (5, "UNBOUNDED"), 4: (4, "INF_OR_UNBD"),
-                8: (9, "TIME_LIMIT")}
+                8: (9, "TIME_LIMIT"), 20: (13, "SUBOPTIMAL")}  # 20: LOCAL_OPTIMAL, not proven
 try:
     import coptpy as _trex_cp
     _trex_model_type = _trex_cp.Model

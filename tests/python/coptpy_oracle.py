@@ -347,10 +347,14 @@ def documented(c, l, reasons):
     if len(reasons) == 1 and reasons[0].startswith("error:") and ce.get("type") == "ValueError" and \
             le.get("type") == "GurobiError" and "bool value" in (le.get("message") or "") + (ce.get("message") or ""):
         return "chained comparison"  # `a <= expr <= b`: both refuse it, with their own exception type
-    if all(r.startswith("error:") for r in reasons) and ce.get("type") == "TypeError" and \
-            "not 'QuadExpr'" in (ce.get("message") or "") and \
-            (not le or "unsupported" in (le.get("message") or "").lower()):
-        return "quadratic +="  # lin += quadratic term: coptpy's LinExpr refuses it, the layer promotes to QuadExpr
+    if ce.get("type") == "TypeError" and "not 'QuadExpr'" in (ce.get("message") or "") and \
+            ce.get("where") == "program" and (not le or "unsupported" in (le.get("message") or "").lower()) and \
+            all(r.split(":")[0] in ("error", "objval", "Status") for r in reasons):
+        # lin += quadratic term: coptpy's LinExpr refuses it (the program stops there, the objective unset), the
+        # layer promotes it to a QuadExpr and goes on (and solves the model when the quadratic solve can)
+        return "quadratic +="
+    if reasons == [f"Status: coptpy 20 / layer {OPTIMAL}"]:
+        return "nonconvex QP: COPT's local optimum, trex's proven one"  # LOCAL_OPTIMAL vs a proven global optimum
     return None
 
 
