@@ -209,7 +209,7 @@ class Search {
                                     to_string(r.status));
           return false;
         }
-        b = r.x[size_t(k)] - side * 1e-7 * std::max(1.0, std::abs(r.x[size_t(k)]));
+        b = r.x[size_t(k)] + side * 1e-7 * std::max(1.0, std::abs(r.x[size_t(k)]));  // a little slack outward
       }
     }
     return true;

@@ -2,9 +2,8 @@
 // maximised in model_32/33/364/365, bilinear rows `[ x * y ] <= c` in 374/375 and `[ x * y ] = 0` in 56/57), so
 // Ipopt's optimum alone is only local; spatial branch and bound proves each global (56/57: Ipopt refuses 43
 // equalities on 10 variables, the search starts without a point). Against the gold under the oracle's 1e-6
-// absolute rule: 32/33 and 374/375 within it; 364/365 3.7e-6 off at 7.8e8 (5e-15 relative, a few ulps of
-// summation order); 56/57's gold lies 0.022 above the point found and within the proven gap (1e-6 relative), a
-// value Gurobi reaches through its feasibility tolerance on x_i x_j = 0 (docs/solve.md).
+// absolute rule: 32/33, 56/57 and 374/375 within it; 364/365 3.7e-6 off at 7.8e8 (5e-15 relative, a few ulps
+// of summation order; Gurobi 13.0.3 itself ends 4.4e-5 off).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,25 +55,21 @@ TEST(QuadraticB4o, EightNonconvexItemsAreProvenGlobal) {
     EXPECT_LE(diff, 1e-6 * std::abs(g)) << stem << ": " << r.objective << " vs gold " << g;  // the proven gap
     within_rule += diff <= 1e-6;
     const bool big = stem.rfind("model_364_", 0) == 0 || stem.rfind("model_365_", 0) == 0;
-    const bool tolerance_gold = stem.rfind("model_56_", 0) == 0 || stem.rfind("model_57_", 0) == 0;
     if (big) {
       EXPECT_LE(diff, 1e-14 * std::abs(g)) << stem;  // ulps apart
-    } else if (tolerance_gold) {
-      EXPECT_LT(r.objective, g) << stem;
-      EXPECT_NEAR(g - r.objective, 0.022, 0.005) << stem;
     } else {
       EXPECT_LE(diff, 1e-6) << stem << ": " << r.objective << " vs gold " << g;
     }
     std::printf("%s: %.17g (gold %.17g, |diff| %.3g) %s\n", stem.c_str(), r.objective, g, diff, r.message.c_str());
   }
   EXPECT_EQ(quadratic, 8);
-  EXPECT_EQ(within_rule, 4);  // 32/33, 374/375
+  EXPECT_EQ(within_rule, 6);  // all but 364/365
 }
 
 TEST(QuadraticB4o, SameInputSameBits) {
   const auto files = testing::reference_lp_files("bench4opt_feasible");
   ASSERT_FALSE(files.empty()) << "no B4O-Feasible reference LPs under " << testing::benchmarks_dir();
-  for (const char* prefix : {"model_32_", "model_374_"}) {
+  for (const char* prefix : {"model_32_", "model_56_", "model_374_"}) {
     const auto it = std::find_if(files.begin(), files.end(),
                                  [&](const auto& f) { return f.filename().string().rfind(prefix, 0) == 0; });
     ASSERT_NE(it, files.end()) << prefix;

@@ -116,6 +116,13 @@ TEST(QuadraticSolve, SpatialBranchAndBoundProvesNonconvexOptima) {
   ASSERT_EQ(m.status, SolveStatus::Optimal) << m.message;
   EXPECT_EQ(m.solver, "bonmin");
   EXPECT_NEAR(m.objective, 4.0, 1e-6);
+  // complementarity, and a box the linear rows give (x has no declared upper bound): the optimum sits on the
+  // derived bound, which must not be cut off (x = 7/3, y = 0 beats y = 2)
+  const SolveResult comp = solve_text("Maximize\n obj: x + y\nSubject To\n c: 3 x <= 7\n comp: [ x * y ] = 0\n"
+                                      "Bounds\n y <= 2\nEnd\n");
+  ASSERT_EQ(comp.status, SolveStatus::Optimal) << comp.message;
+  EXPECT_NEAR(comp.objective, 7.0 / 3.0, 1e-12);
+  EXPECT_EQ(comp.x[1], 0.0);
   // a quadratic equality: x y = 1 has its optimum x + y = 2 at (1, 1); proven only with finite boxes
   const SolveResult eq = solve_text("Minimize\n obj: x + y\nSubject To\n h: [ x * y ] = 1\nBounds\n x <= 10\n y <= 10\nEnd\n");
   ASSERT_EQ(eq.status, SolveStatus::Optimal) << eq.message;
