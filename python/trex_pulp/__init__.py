@@ -7,8 +7,14 @@ expects: PULP_CBC_CMD (and the default solver, and getSolver("PULP_CBC_CMD")) ru
 own COIN_CMD interface, with every option of PULP_CBC_CMD (msg, timeLimit, gapRel, ...). It is called by the
 wrapper that runs a PuLP answer (src/oreval/api_wrappers.cpp), in the answer's own process, so that the
 solver's temporary files go to that process's $TMPDIR (the sandbox's working folder).
+
+confirm() re-solves a problem whose CBC verdict is infeasible or unbounded with trex (issue #25 point 5: such a
+verdict is never CBC's word alone; trex's solve confirms it without CBC's preprocessing and by GLPK): PuLP's own LP
+file goes to the evaluator's solve channel ($TREX_SOLVE_FD, inside `trex eval`'s fork server) or to `trex solve`.
 """
 import os
+import subprocess
+import tempfile
 
 CBC = "/usr/bin/cbc"
 
@@ -54,3 +60,28 @@ def install(cbc=CBC):
         if module is not None and hasattr(module, "LpSolverDefault"):
             module.LpSolverDefault = default
     return PULP_CBC_CMD
+
+
+def confirm(prob, time_limit=None):
+    """trex's verdict on `prob` (a pulp.LpProblem): {"status", "objective" (with the objective's constant, which
+    PuLP's LP file leaves out), "checks" (trex's re-solves), "overruled", "message"}."""
+    from trex_gurobipy import solve as trex_solve  # the gurobipy layer's client of trex's solver
+
+    with tempfile.TemporaryDirectory(prefix="trex_pulp_") as tmp:
+        path = os.path.join(tmp, "problem.lp")
+        prob.writeLP(path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        fd = trex_solve._service_fd()
+        if fd is not None:
+            answer = trex_solve._solve_via_service(fd, text, float(time_limit or 0.0))
+        else:
+            cmd = [trex_solve.trex_binary(), "solve", path, "--json"]
+            if time_limit:
+                cmd += ["--time-limit", repr(float(time_limit))]
+            answer = trex_solve._parse_answer(subprocess.run(cmd, capture_output=True, text=True))
+    objective = answer.get("objective")
+    if isinstance(objective, (int, float)) and prob.objective is not None:
+        objective = float(objective) + float(prob.objective.constant)
+    return {"status": answer.get("status"), "objective": objective, "checks": answer.get("verdict_checks") or [],
+            "overruled": bool(answer.get("overruled")), "message": answer.get("message", "")}

@@ -84,6 +84,10 @@ if _trex_model is None:
     _trex_out["status_name"] = "MODEL_NOT_FOUND"
 else:
     try:
+        from trex_pulp import confirm as _trex_confirm
+    except ImportError:
+        _trex_confirm = None
+    try:
         if _trex_model.status == _trex_pulp.LpStatusNotSolved:
             _trex_model.solve(_trex_pulp.PULP_CBC_CMD(msg=0))
         _trex_st = int(_trex_model.status)
@@ -100,6 +104,22 @@ else:
             _trex_out["status"], _trex_out["status_name"] = {
                 _trex_pulp.LpStatusInfeasible: (3, "INFEASIBLE"), _trex_pulp.LpStatusUnbounded: (5, "UNBOUNDED"),
                 _trex_pulp.LpStatusNotSolved: (1, "LOADED")}.get(_trex_st, (100 + _trex_st, "PULP_UNDEFINED"))
+            if _trex_st in (_trex_pulp.LpStatusInfeasible, _trex_pulp.LpStatusUnbounded) and _trex_confirm is not None:
+                # CBC's infeasible / unbounded verdict is checked by trex (issue #25 point 5)
+                try:
+                    _trex_c = _trex_confirm(_trex_model)
+                except Exception as _trex_e:  # the check failed: CBC's verdict stands, the reason is kept
+                    _trex_c = {"status": None, "objective": None, "checks": [], "overruled": False}
+                    _trex_out["verdict_error"] = ("%s: %s" % (type(_trex_e).__name__, _trex_e))[:300]
+                _trex_out["verdict_checks"] = 1 + len(_trex_c["checks"])
+                if _trex_c["status"] == "optimal" and _trex_c["objective"] is not None:
+                    _trex_out["verdict_overruled"] = True
+                    _trex_out["status"], _trex_out["status_name"] = 2, "OPTIMAL"
+                    _trex_out["optimal_value"] = float(_trex_c["objective"])
+                    _trex_out["verdict_detail"] = ("CBC (PuLP) said %s; trex: optimal %s" % (
+                        _trex_pulp.LpStatus[_trex_st].lower(), _trex_c["message"] or ""))[:300]
+                else:
+                    _trex_out["verdict_overruled"] = False
     except Exception as _trex_e:
         _trex_out["error_type"] = type(_trex_e).__name__
         _trex_out["error"] = str(_trex_e)[:500]

@@ -9,7 +9,10 @@
 //           unsolved -> solve() with the default solver; optimal when LpStatus is Optimal and the solution
 //           status is optimal (not a time-limited incumbent) -> value(objective). Before the answer runs,
 //           python/trex_pulp points PULP_CBC_CMD and the default solver at Debian's /usr/bin/cbc (Debian's
-//           python3-pulp ships no CBC binary and would fall back to GLPK).
+//           python3-pulp ships no CBC binary and would fall back to GLPK). An infeasible or unbounded verdict
+//           of CBC is re-solved by trex (trex_pulp.confirm: PuLP's LP file through `trex solve`, which checks it
+//           without CBC's preprocessing and with GLPK; issue #25 point 5); "verdict_checks" counts the re-solves
+//           and "verdict_overruled" says whether trex found the model optimal after all (then that optimum counts).
 #pragma once
 #include <filesystem>
 #include <optional>

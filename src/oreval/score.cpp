@@ -239,6 +239,8 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
   std::string etype = j->value("error_type", Json()).is_string() ? (*j)["error_type"].get<std::string>() : "";
   std::string emsg = j->value("error", Json()).is_string() ? (*j)["error"].get<std::string>() : "";
   const Json& val = (*j)["optimal_value"];
+  o.verdict_checks = j->value("verdict_checks", 0);  // PuLP answers: trex's re-solves of CBC's verdict (api_wrappers)
+  o.verdict_overruled = j->value("verdict_overruled", false);
   if ((*j)["status"].is_number_integer() && (*j)["status"].get<int>() == 2 && val.is_number()) {
     o.code_pass = true;
     o.predicted = val.get<double>();

@@ -1,7 +1,8 @@
 // `trex eval --responses` picks each code answer's executor from its imports (issue #25 point 4): coptpy answers run
 // on trex's coptpy layer, PuLP answers on Debian's python3-pulp with /usr/bin/cbc (python/trex_pulp), gurobipy
 // answers on the gurobipy layer; a modelling package trex does not run is `unsupported_api` naming it; results.jsonl
-// records the API. The same through the fork server and through a fresh interpreter per answer (--no-forkserver).
+// records the API; CBC's infeasible verdicts of PuLP answers are re-solved by trex (issue #25 point 5). The same
+// through the fork server and through a fresh interpreter per answer (--no-forkserver).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -98,6 +99,25 @@ prob += 2 * n == 7
 prob.solve()
 )";
 
+// Issue #25's MILP, which CBC's preprocessing calls infeasible: PuLP on CBC says Infeasible, trex's re-solve of
+// PuLP's own LP file (without CBC's preprocessing, and GLPK) finds -489.75, which is scored.
+const char* kPulpCbcVictim = R"(import pulp
+prob = pulp.LpProblem("victim", pulp.LpMinimize)
+qty0 = pulp.LpVariable("qty0", 0, 56)
+flow1 = pulp.LpVariable("flow1", 0, 36)
+qty2 = pulp.LpVariable("qty2", 3, 51)
+y3 = pulp.LpVariable("y3", 0, 6)
+y4 = pulp.LpVariable("y4", 0, 24, cat="Integer")
+qty5 = pulp.LpVariable("qty5", -17, 43)
+z6 = pulp.LpVariable("z6", 0, 20)
+x7 = pulp.LpVariable("x7", 0, 2, cat="Integer")
+prob += -1.25 * qty0 + 0.5 * flow1 - 2 * qty2 + 1.25 * y3 + 2 * y4 - 1.25 * qty5 - 12 * z6 - 12 * x7
+prob += 10 * qty0 - 2.25 * y3 >= 287.25
+prob += 1.5 * qty0 - 3 * flow1 - 10 * qty2 - 4 * qty5 + 10 * z6 <= -248
+prob.solve(pulp.PULP_CBC_CMD(msg=0))
+print(pulp.LpStatus[prob.status])
+)";
+
 const char* kPyomo = R"(import pyomo.environ as pyo
 model = pyo.ConcreteModel()
 model.x = pyo.Var(within=pyo.NonNegativeReals)
@@ -121,7 +141,8 @@ struct Case {
 const Case kCases[] = {{"copt_orlm", kCoptOrlm, 11},          {"copt_unsolved", kCoptUnsolved, 20},
                        {"copt_infeasible", kCoptInfeasible, 0}, {"pulp_default", kPulpDefault, 11},
                        {"pulp_cbc", kPulpCbc, 20},              {"pulp_unsolved", kPulpUnsolved, 7.5},
-                       {"pulp_infeasible", kPulpInfeasible, 0}, {"pyomo", kPyomo, 1},
+                       {"pulp_infeasible", kPulpInfeasible, 0}, {"pulp_cbc_victim", kPulpCbcVictim, -489.75},
+                       {"pyomo", kPyomo, 1},
                        {"gurobipy", kGurobipy, 8}};
 
 std::map<std::string, trex::Json> eval(const fs::path& dir, const std::string& out, const std::string& extra) {
@@ -153,18 +174,26 @@ TEST(ApiExecutorsEval, EachAnswerRunsOnItsApi) {
     SCOPED_TRACE(mode.empty() ? "default (fork server when root)" : mode);
     auto r = eval(dir, mode.empty() ? "out_default" : "out_exec", mode);
     ASSERT_EQ(r.size(), std::size(kCases));
-    for (const char* id : {"copt_orlm", "copt_unsolved", "pulp_default", "pulp_cbc", "pulp_unsolved", "gurobipy"})
+    for (const char* id : {"copt_orlm", "copt_unsolved", "pulp_default", "pulp_cbc", "pulp_unsolved", "pulp_cbc_victim",
+                           "gurobipy"})
       EXPECT_EQ(r[id]["kind"], "success") << id << ": " << r[id].dump();
     EXPECT_EQ(r["copt_orlm"]["predicted"], 11.0);
     EXPECT_EQ(r["pulp_cbc"]["predicted"], 20.0);
     for (const char* id : {"copt_orlm", "copt_unsolved", "copt_infeasible"}) EXPECT_EQ(r[id]["api"], "coptpy") << id;
-    for (const char* id : {"pulp_default", "pulp_cbc", "pulp_unsolved", "pulp_infeasible"})
+    for (const char* id : {"pulp_default", "pulp_cbc", "pulp_unsolved", "pulp_infeasible", "pulp_cbc_victim"})
       EXPECT_EQ(r[id]["api"], "pulp") << id;
     EXPECT_EQ(r["gurobipy"]["api"], "gurobipy");
     EXPECT_EQ(r["copt_infeasible"]["kind"], "not_optimal");
     EXPECT_EQ(r["copt_infeasible"]["status"], "INFEASIBLE");
     EXPECT_EQ(r["pulp_infeasible"]["kind"], "not_optimal");
     EXPECT_EQ(r["pulp_infeasible"]["status"], "INFEASIBLE");
+    // CBC's infeasible verdicts of PuLP answers are re-solved by trex: kept when true, overruled when not.
+    EXPECT_GE(r["pulp_infeasible"].value("verdict_checks", 0), 1);
+    EXPECT_EQ(r["pulp_infeasible"].value("verdict_overruled", true), false);
+    EXPECT_EQ(r["pulp_cbc_victim"]["predicted"], -489.75);
+    EXPECT_GE(r["pulp_cbc_victim"].value("verdict_checks", 0), 2);
+    EXPECT_EQ(r["pulp_cbc_victim"].value("verdict_overruled", false), true);
+    EXPECT_FALSE(r["pulp_cbc"].contains("verdict_checks"));
     // An API trex does not run: named in the taxonomy, not run at all.
     EXPECT_EQ(r["pyomo"]["kind"], "unsupported_api");
     EXPECT_EQ(r["pyomo"]["api"], "pyomo");

@@ -85,6 +85,36 @@ class DebianPulp(unittest.TestCase):
         """)
         self.assertEqual(out, ["Infeasible", "Unbounded"])
 
+    def test_confirm_overrules_cbc_preprocessing(self):
+        # Issue #25's MILP: CBC (with preprocessing, PuLP's call) says infeasible; trex's re-solve of PuLP's own LP
+        # file finds the optimum -489.75 (+ the objective's constant 10, which PuLP's LP file leaves out).
+        out = run("""
+            import json, pulp, trex_pulp
+            trex_pulp.install()
+            p = pulp.LpProblem("victim", pulp.LpMinimize)
+            v = {n: pulp.LpVariable(n, lo, up, cat=c) for n, lo, up, c in (
+                ("qty0", 0, 56, "Continuous"), ("flow1", 0, 36, "Continuous"), ("qty2", 3, 51, "Continuous"),
+                ("y3", 0, 6, "Continuous"), ("y4", 0, 24, "Integer"), ("qty5", -17, 43, "Continuous"),
+                ("z6", 0, 20, "Continuous"), ("x7", 0, 2, "Integer"))}
+            p += (-1.25 * v["qty0"] + 0.5 * v["flow1"] - 2 * v["qty2"] + 1.25 * v["y3"] + 2 * v["y4"]
+                  - 1.25 * v["qty5"] - 12 * v["z6"] - 12 * v["x7"] + 10)
+            p += 10 * v["qty0"] - 2.25 * v["y3"] >= 287.25
+            p += 1.5 * v["qty0"] - 3 * v["flow1"] - 10 * v["qty2"] - 4 * v["qty5"] + 10 * v["z6"] <= -248
+            print(pulp.LpStatus[p.solve()])
+            c = trex_pulp.confirm(p)
+            print(c["status"], c["objective"], c["overruled"], len(c["checks"]))
+            q = pulp.LpProblem("odd", pulp.LpMinimize)
+            n = pulp.LpVariable("n", 0, 10, cat="Integer")
+            q += n
+            q += 2 * n == 7
+            q.solve()
+            c = trex_pulp.confirm(q)
+            print(c["status"], c["overruled"])
+        """)
+        self.assertEqual(out[0], "Infeasible")
+        self.assertEqual(out[1], "optimal -479.75 True 2")
+        self.assertEqual(out[2], "infeasible False")
+
 
 if __name__ == "__main__":
     unittest.main()
