@@ -7,7 +7,10 @@ socket named by $TREX_SOLVE_FD (request and reply: "<length>\n<JSON>"; the reply
 path; tests compare the two.
 
 Canonical names make the answer map back by column index whatever the user's names are (duplicates, spaces,
-names that collide with `Constant`). Quadratic models are refused before anything runs.
+names that collide with `Constant`). Quadratic models (a QuadExpr objective, addQConstr rows) are written with
+their `[ ... ]` parts and trex solves them with Ipopt / Bonmin: a convex model's optimum is proven (OPTIMAL);
+a nonconvex one's is only a local optimum, reported as SUBOPTIMAL with its point and ObjVal (Gurobi proves
+global optimality of nonconvex models; trex does not, so it never calls a local optimum OPTIMAL).
 """
 import json
 import os
@@ -27,10 +30,8 @@ _STATUS = {
     "unbounded": GRB.UNBOUNDED,
     "infeasible_or_unbounded": GRB.INF_OR_UNBD,
     "time_limit": GRB.TIME_LIMIT,
+    "local_optimal": GRB.SUBOPTIMAL,  # a nonconvex quadratic model's local optimum: not proven
 }
-
-QUADRATIC_MESSAGE = ("unsupported: quadratic model (a QuadExpr objective or quadratic constraints); trex's gurobipy "
-                     "layer writes such models to LP files but solves linear and mixed-integer linear models only")
 
 
 def trex_binary():
@@ -49,8 +50,6 @@ def trex_binary():
 
 
 def solve_model(model):
-    if model._m_qobj or model._m_qconstrs:
-        raise GurobiError(ERROR_UNSUPPORTED, QUADRATIC_MESSAGE)
     if any(v._vtype in ("S", "N") for v in model._m_vars):
         raise GurobiError(ERROR_UNSUPPORTED, "unsupported: semi-continuous / semi-integer variables")
     model._invalidate_solution()
@@ -125,12 +124,12 @@ def _apply_answer(model, answer, stderr, start):
         raise GurobiError(errno, prefix + message)
     code = _STATUS[status]
     values = answer.get("values")
-    if code in (GRB.OPTIMAL, GRB.TIME_LIMIT) and values is not None:
+    if code in (GRB.OPTIMAL, GRB.SUBOPTIMAL, GRB.TIME_LIMIT) and values is not None:
         x = _values_by_column(values, len(model._m_vars))
         objective = answer.get("objective")
         _set_result(model, code, x, objective, answer.get("seconds", time.monotonic() - start))
-    elif code == GRB.OPTIMAL:
-        raise GurobiError(10005, "trex solve reported optimal but returned no variable values")
+    elif code in (GRB.OPTIMAL, GRB.SUBOPTIMAL):
+        raise GurobiError(10005, f"trex solve reported {status} but returned no variable values")
     else:
         _set_result(model, code, None, None, answer.get("seconds", time.monotonic() - start))
 
@@ -175,6 +174,7 @@ def _set_result(model, status, x, objective, seconds):
     for v, val in zip(model._m_vars, x):
         object.__setattr__(v, "_x", val)
     if objective is None:
-        objective = model._m_objcon + sum(v._obj * v._x for v in model._m_vars)
+        objective = (model._m_objcon + sum(v._obj * v._x for v in model._m_vars)
+                     + sum(c * a._x * b._x for c, a, b in model._m_qobj))
     object.__setattr__(model, "_m_objval", float(objective))
     object.__setattr__(model, "_m_solcount", 1)

@@ -15,6 +15,9 @@ if scenario == "optimal":
 elif scenario == "optimal_list":
     print("log line before the answer")
     print(json.dumps({"status": "optimal", "objective": 7.5, "values": [1.5, 2.0]}))
+elif scenario == "local_optimal":
+    print(json.dumps({"status": "local_optimal", "optimality": "local", "objective": 6.0,
+                      "values": {"C0": 2.0, "C1": 3.0}}))
 elif scenario == "time_limit":
     print(json.dumps({"status": "time_limit", "objective": 9.0, "values": {"C0": 3, "C1": 0}}))
 elif scenario in ("infeasible", "unbounded", "infeasible_or_unbounded"):

@@ -86,16 +86,20 @@ class SolveClientTest(unittest.TestCase):
             self.solve("garbage")
         self.assertIn("trex solve failed", str(ctx.exception))
 
-    def test_quadratic_model_is_refused_before_solving(self):
-        os.environ["FAKE_TREX_SCENARIO"] = "optimal"
+    def test_quadratic_model_is_sent_with_its_quadratic_parts(self):
+        os.environ["FAKE_TREX_SCENARIO"] = "local_optimal"
         m, x, y = self.model()
         m.setObjective(x * y)
-        with self.assertRaises(gp.GurobiError) as ctx:
-            m.optimize()
-        self.assertEqual(ctx.exception.errno, GRB.Error.NOT_SUPPORTED)
-        self.assertTrue(str(ctx.exception).startswith("unsupported: quadratic model"))
-        self.assertEqual(m.Status, GRB.LOADED)
-        self.assertFalse(os.path.exists(self.log))
+        m.addQConstr(x * x + y <= 9, "q")
+        m.optimize()
+        with open(self.log) as f:
+            sent = json.load(f)["lp"]
+        self.assertIn("[ 2 C0 * C1 ] / 2", sent)
+        self.assertIn(" QC0: C1 + [ C0 ^2 ] <= 9\n", sent)
+        # a local optimum (nonconvex, not proven) is SUBOPTIMAL with its point and objective
+        self.assertEqual(m.Status, GRB.SUBOPTIMAL)
+        self.assertEqual((m.ObjVal, x.X, y.X), (6.0, 2.0, 3.0))
+        self.assertEqual(m.SolCount, 1)
 
     def test_changes_discard_the_solution(self):
         m, x, _ = self.solve("optimal")
