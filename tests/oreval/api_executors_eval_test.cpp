@@ -5,9 +5,11 @@
 // through the fork server and through a fresh interpreter per answer (--no-forkserver).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
@@ -199,5 +201,56 @@ TEST(ApiExecutorsEval, EachAnswerRunsOnItsApi) {
     EXPECT_EQ(r["pyomo"]["api"], "pyomo");
     EXPECT_NE(r["pyomo"]["detail"].get<std::string>().find("pyomo"), std::string::npos);
   }
+  fs::remove_all(dir);
+}
+
+// ORGEval (structure) targets: a coptpy answer writes its LP through model.write like a gurobipy one. B4O-ORGEval
+// reference programs and their coptpy rewritings (tests/python/coptpy_oracle.py translate) get the same outcome
+// per item, under the same ORGEval rewriting (write redirection, the lb quirk).
+TEST(ApiExecutorsEval, CoptpyAnswersOnStructureTargetsScoreLikeTheirGurobipyTwins) {
+  const char* env = std::getenv("TREX_BENCHMARKS");
+  const fs::path data = env && *env ? fs::path(env) : fs::path(TREX_TEST_BENCHMARKS);
+  const fs::path dir = trex::testing::fresh_temp_dir("trex_api_orgeval");
+  const std::vector<std::string> ids = {"BENCH4OPT_0", "BENCH4OPT_100", "BENCH4OPT_200", "BENCH4OPT_300"};
+  std::string gurobipy_lines, coptpy_lines;
+  trex::JsonlReader rd(data / "bench4opt_orgeval.jsonl");
+  while (auto j = rd.next()) {
+    const std::string id = (*j)["id"];
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    const std::string code = (*j)["reference_code"];
+    trex::write_file_atomic(dir / (id + ".py"), code);
+    const std::string translated = (dir / (id + ".copt.py")).string();
+    const std::string cmd = "/usr/bin/python3 " + (fs::path(TREX_SOURCE_DIR) / "tests/python/coptpy_oracle.py").string() +
+                            " translate " + (dir / (id + ".py")).string() + " > " + translated;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    gurobipy_lines += trex::Json{{"id", id}, {"benchmark", "b4o_orgeval"}, {"response", fenced(code)}}.dump() + "\n";
+    coptpy_lines +=
+        trex::Json{{"id", id}, {"benchmark", "b4o_orgeval"}, {"response", fenced(trex::read_file(translated))}}.dump() +
+        "\n";
+  }
+  trex::write_file_atomic(dir / "gurobipy.jsonl", gurobipy_lines);
+  trex::write_file_atomic(dir / "coptpy.jsonl", coptpy_lines);
+  std::map<std::string, std::map<std::string, trex::Json>> by_api;
+  for (const std::string api : {"gurobipy", "coptpy"}) {
+    const fs::path out = dir / ("out_" + api);
+    std::string id_list;
+    for (const auto& id : ids) id_list += (id_list.empty() ? "" : ",") + id;
+    const std::string cmd = "TREX_BENCHMARKS=" + data.string() + " " + TREX_BIN_PATH + " eval --benchmarks b4o_orgeval --ids " +
+                            id_list + " --responses " + (dir / (api + ".jsonl")).string() + " --out " + out.string() +
+                            " > " + (dir / (api + ".log")).string() + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << trex::read_file(dir / (api + ".log"));
+    trex::JsonlReader r(out / "b4o_orgeval" / "results.jsonl");
+    while (auto j = r.next()) by_api[api][(*j)["id"]] = *j;
+  }
+  ASSERT_EQ(by_api["gurobipy"].size(), ids.size());
+  ASSERT_EQ(by_api["coptpy"].size(), ids.size());
+  int successes = 0;
+  for (const auto& id : ids) {
+    EXPECT_EQ(by_api["coptpy"][id]["kind"], by_api["gurobipy"][id]["kind"]) << id;
+    EXPECT_EQ(by_api["coptpy"][id]["api"], "coptpy") << id;
+    EXPECT_EQ(by_api["gurobipy"][id]["api"], "gurobipy") << id;
+    successes += by_api["coptpy"][id]["kind"] == "success";
+  }
+  EXPECT_GE(successes, 1);  // the LP written by the coptpy layer is the reference's structure
   fs::remove_all(dir);
 }
