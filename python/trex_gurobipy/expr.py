@@ -610,7 +610,7 @@ class GenExpr:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        return f"<gurobi.GenExpr{['Max', 'Min', 'Abs', 'And', 'Or'][self._kind]}>"
+        return f"<gurobi.GenExpr{['Max', 'Min', 'Abs', 'And', 'Or', 'Norm'][self._kind]}>"
 
 
 def _temporary_refcount():
@@ -685,5 +685,6 @@ def or_(*args):
     return GenExpr(GRB.GENCONSTR_OR, [v for v in _gen_members(args, "or_")])
 
 
-def norm(*args, **kwargs):
-    raise unsupported("general constraint helper norm()")
+def norm(vars, which):
+    """y == norm([x1, x2], 1) (1 and GRB.INFINITY are reformulated; 0 and 2 are refused at solve)."""
+    return GenExpr(GRB.GENCONSTR_NORM, _gen_members([vars], "norm"), which)

@@ -13,7 +13,9 @@ Semantics pinned against gurobipy 13.0.3 (tests/python/gurobipy_oracle_genconstr
   {0, 1} even when declared continuous or integer (their VType stays as declared);
 - a piecewise-linear function is extended beyond its first and last points by its first and last segments;
   at a jump (two points with the same x) y may take either value;
-- constants of max_/min_ combine (max_(x, 2, constant=1) is MAX(x, 2)).
+- constants of max_/min_ combine (max_(x, 2, constant=1) is MAX(x, 2));
+- NORM: the 1-norm and the infinity norm are reformulated; the 0- and 2-norms are accepted and written but
+  refused at solve (errno 10024).
 """
 import math
 
@@ -124,6 +126,13 @@ def indicator_data(binvar, binval, lhs, sense=None, rhs=None):
     return (binvar, int(binval), merge_terms(expr._coeffs, expr._vars), sense, -expr._const)
 
 
+def norm_data(res, members, which):
+    which = float(which)
+    if which not in (0.0, 1.0, 2.0) and which < INF:
+        raise GurobiError(10008, "Only 0, 1, 2, and INF norms supported")
+    return (_var(res), [_var(v) for v in flatten_members([members])], INF if which >= INF else which)
+
+
 def pwl_points(xpts, ypts):
     xs = [float(v) for v in xpts]
     ys = [float(v) for v in ypts]
@@ -157,6 +166,8 @@ def from_genexpr(model, res, gexpr, name):
         return model._add_genconstr(k, max_min_data(k, res, gexpr._args, gexpr._constant), name)
     if k == ABS:
         return model._add_genconstr(ABS, (res, _var(gexpr._args[0])), name)
+    if k == NORM:
+        return model._add_genconstr(NORM, norm_data(res, gexpr._args, gexpr._constant), name)
     return model._add_genconstr(k, (res, [_var(v) for v in gexpr._args]), name)
 
 
@@ -214,7 +225,10 @@ def general_section(model, names):
             out.extend(_pwl_wrapped(f" {nm}: {names[y._index]} = PWL ( {names[x._index]} ) :", xs, ys))
             continue
         res = g._data[0]
-        word = {MAX: "MAX", MIN: "MIN", ABS: "ABS", AND: "AND", OR: "OR"}[g._type]
+        word = {MAX: "MAX", MIN: "MIN", ABS: "ABS", AND: "AND", OR: "OR", NORM: "NORM"}[g._type]
+        if g._type == NORM:
+            w = g._data[2]
+            word += " ( Inf )" if w >= INF else f" ( {lpwriter.fmt_num(w)} )"
         members = [names[v._index] for v in ([g._data[1]] if g._type == ABS else g._data[1])]
         if g._type in (MAX, MIN) and g._data[2] is not None:
             members.append(lpwriter.fmt_num(g._data[2]))
@@ -409,27 +423,55 @@ def _max_min(b, tag, g):
     b.row(tag, [(d, 1.0) for d in ds], "=", 1.0)
 
 
-def _abs(b, tag, g):
-    res, x = g._data
-    what = f"general constraint '{g._display_name()}' (ABS)"
-    r, i = res._index, x._index
-    lo, hi = b.lb(x), b.ub(x)
+def _abs_parts(b, tag, x, what):
+    """Terms [(column, coef)] equal to |x| (x = p - n, 0 <= p <= ub d, 0 <= n <= -lb (1 - d)), and |x|'s upper
+    bound."""
+    i, lo, hi = x._index, b.lb(x), b.ub(x)
     if lo >= 0.0:
-        b.row(tag, [(r, 1.0), (i, -1.0)], "=", 0.0)
-        return
+        return [(i, 1.0)], hi
     if hi <= 0.0:
-        b.row(tag, [(r, 1.0), (i, 1.0)], "=", 0.0)
-        return
+        return [(i, -1.0)], -lo
     lo = _need(x, "lower", what, lo)
     hi = _need(x, "upper", what, hi)
-    # x = p - n with p <= ub d, n <= -lb (1 - d): one of p, n is zero, y = p + n = |x|
     p = b.col(0.0, hi)
     n = b.col(0.0, -lo)
     d = b.binary()
     b.row(tag, [(i, 1.0), (p, -1.0), (n, 1.0)], "=", 0.0)
-    b.row(tag, [(r, 1.0), (p, -1.0), (n, -1.0)], "=", 0.0)
     b.row(tag, [(p, 1.0), (d, -hi)], "<", 0.0)
     b.row(tag, [(n, 1.0), (d, -lo)], "<", -lo)
+    return [(p, 1.0), (n, 1.0)], max(hi, -lo)
+
+
+def _abs(b, tag, g):
+    # x split into its positive and negative parts (docs: the y <= x + M (1 - d) form met a CBC fault)
+    res, x = g._data
+    parts, _ = _abs_parts(b, tag, x, f"general constraint '{g._display_name()}' (ABS)")
+    b.row(tag, [(res._index, 1.0)] + [(c, -k) for c, k in parts], "=", 0.0)
+
+
+def _norm(b, tag, g):
+    res, vars_, which = g._data
+    what = f"general constraint '{g._display_name()}' (NORM)"
+    if which not in (1.0,) and which < INF:
+        raise GurobiError(ERROR_UNSUPPORTED, f"unsupported: {what}: the {which:g}-norm is not linear (trex's "
+                                             "gurobipy layer reformulates the 1-norm and the infinity norm)")
+    r = res._index
+    absval = [_abs_parts(b, tag, v, what) for v in vars_]
+    if which == 1.0:
+        b.row(tag, [(r, 1.0)] + [(c, -k) for parts, _ in absval for c, k in parts], "=", 0.0)
+        return
+    if not absval:
+        b.row(tag, [(r, 1.0)], "=", 0.0)
+        return
+    # y = max_i |x_i|: y >= a_i, y <= a_i + U (1 - d_i), sum d = 1 (a_i >= 0, U = the largest |x_i| bound)
+    top = max(u for _, u in absval)
+    ds = []
+    for parts, _ in absval:
+        b.row(tag, [(r, 1.0)] + [(c, -k) for c, k in parts], ">", 0.0)
+        d = b.binary()
+        ds.append(d)
+        b.row(tag, [(r, 1.0)] + [(c, -k) for c, k in parts] + [(d, top)], "<", top)
+    b.row(tag, [(d, 1.0) for d in ds], "=", 1.0)
 
 
 def _and_or(b, tag, g):
@@ -539,7 +581,7 @@ def reformulate(model, snap):
             b.force_binary(g._data[0])
     for n, g in enumerate(model._m_genconstrs):
         {MAX: _max_min, MIN: _max_min, ABS: _abs, AND: _and_or, OR: _and_or, INDICATOR: _indicator,
-         PWL: _pwl}[g._type](b, n, g)
+         PWL: _pwl, NORM: _norm}[g._type](b, n, g)
     for v, xs, ys in model._m_pwlobj.values():
         what = f"the piecewise-linear objective of '{v.VarName_()}'"
         t = b.col(-INF, INF, "C", obj=1.0)

@@ -462,6 +462,13 @@ class Model:
         members = [genconstr._var(v) for v in genconstr.flatten_members([vars])]
         return self._add_genconstr(GRB.GENCONSTR_OR, (genconstr._var(resvar), members), name)
 
+    def addGenConstrNorm(self, resvar, vars, which, name=""):
+        return self._add_genconstr(GRB.GENCONSTR_NORM, genconstr.norm_data(resvar, vars, which), name)
+
+    def getGenConstrNorm(self, g):
+        r, v, w = self._gen_of(g, GRB.GENCONSTR_NORM)
+        return r, list(v), float("inf") if w >= INF else w
+
     def addGenConstrIndicator(self, binvar, binval, lhs, sense=None, rhs=None, name=""):
         return self._add_genconstr(GRB.GENCONSTR_INDICATOR,
                                    genconstr.indicator_data(binvar, binval, lhs, sense, rhs), name)

@@ -178,6 +178,39 @@ model.update()
 RESULT["n"] = model.NumGenConstrs
 """)
 
+program("gc_norm_one_and_inf")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("norms")
+x = model.addVars(3, lb=-2, ub=[1, 3, 2], name="x")
+y = model.addVar(name="y")
+z = model.addVar(name="z")
+w = model.addVar(name="w")
+model.addGenConstrNorm(y, [x[0], x[1], x[2]], 1.0, "n1")
+model.addGenConstrNorm(z, [x[0], x[1], x[2]], GRB.INFINITY, "ninf")
+model.addConstr(w == gp.norm([x[0], x[2]], 1))
+model.addConstr(x[0] + x[1] + x[2] == 1, "s")
+model.setObjective(y + z + 0.5 * w)
+model.optimize()
+g = model.getGenConstrNorm(model.getGenConstrs()[1])
+RESULT = {"obj": model.ObjVal, "which": g[2], "n": len(g[1]), "types": [c.GenConstrType for c in model.getGenConstrs()]}
+try:
+    model.addGenConstrNorm(y, [x[0]], 3)
+    RESULT["norm3"] = "ok"
+except gp.GurobiError as e:
+    RESULT["norm3"] = [e.errno, str(e)]
+""")
+
+program("gc_norm_two_written")("""
+import gurobipy as gp
+model = gp.Model("norm2")
+x = model.addVars(2, lb=-1, ub=1, name="x")
+y = model.addVar(name="y")
+model.addConstr(y == gp.norm([x[0], x[1]], 2))
+model.addConstr(x[0] + x[1] >= 1)
+model.setObjective(y)
+""")
+
 program("gc_pwl_unsorted")("""
 import gurobipy as gp
 model = gp.Model("unsorted")

@@ -129,6 +129,19 @@ class WriteAndCount(unittest.TestCase):
         self.assertEqual(row[2], "<")
         self.assertAlmostEqual(dict(row[1])[2], -14.0, places=6)  # x0 + x1 - M b <= 0, M = 7 + 7 (box bounds)
 
+    def test_two_norm_refused_at_solve(self):
+        m = gp.Model()
+        x = m.addVars(2, lb=-1, ub=1, name="x")
+        y = m.addVar(name="y")
+        m.addConstr(y == gp.norm([x[0], x[1]], 2))      # accepted and written, as in gurobipy
+        self.assertIn(" GC0: y = NORM ( 2 ) ( x[0] , x[1] )\n", lp_text(m))
+        with self.assertRaises(gp.GurobiError) as ctx:
+            m._snapshot(canonical=True)
+        self.assertEqual(ctx.exception.errno, 10024)
+        with self.assertRaises(gp.GurobiError) as ctx:
+            m.addGenConstrNorm(y, [x[0]], 3)
+        self.assertEqual(ctx.exception.errno, 10008)
+
     def test_helper_misuse(self):
         m = gp.Model()
         x = m.addVars(2, lb=-1, ub=1, name="x")

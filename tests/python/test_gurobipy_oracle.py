@@ -33,6 +33,7 @@ EXPECTED = {
     ("api", "cubic_product"): ("layer unsupported", None),        # gurobipy 13 builds an NLExpr
     # general constraints (issue #25 point 3): big-M needs a bound Gurobi does not; Gurobi's reduced-cost rule on LPs
     ("genconstr", "gc_bigm_needs_bounds"): ("layer unsupported", None),
+    ("genconstr", "gc_norm_two_written"): ("layer unsupported", None),  # the 2-norm is not linear
     ("genconstr", "mo_lp_large_abstol"): ("differ", "LP_OBJN_ABSTOL"),
 }
 
