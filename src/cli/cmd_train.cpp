@@ -11,13 +11,16 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
                                 [](CLI::App& sub) -> trex::cli::Action {
   auto o = std::make_shared<trex::train::TrainOptions>();
   auto data = std::make_shared<std::string>(), out = std::make_shared<std::string>(),
-       init = std::make_shared<std::string>();
+       init = std::make_shared<std::string>(), tokenizer = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
   sub.add_option("--config", o->config, "Preset (tiny, bench, small) or config.json (default: --init's, else tiny)");
   sub.add_option("--data", *data, "Packed data folder (trex data pack: cpt.json or sft.json)")->required();
   sub.add_option("--mode", o->mode, "cpt or sft")->required()->check(CLI::IsMember({"cpt", "sft"}));
   sub.add_option("--init", *init, "Initial weights (checkpoint folder or .safetensors); required for sft");
   sub.add_option("--out", *out, "Output folder (step-N checkpoints, latest, metrics.jsonl)")->required();
+  sub.add_option("--tokenizer", *tokenizer,
+                 "tokenizer.json the data was packed with, copied into each checkpoint (default: found beside --init, "
+                 "in --out or the two folders above it)");
   sub.add_option("--steps", o->steps, "Optimizer steps");
   sub.add_option("--lr", o->lr, "Peak learning rate");
   sub.add_option("--min-lr", o->min_lr, "Final learning rate of the cosine decay (default lr/10)");
@@ -51,10 +54,11 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
       ->group("");
   sub.add_option("--checkpoint-pause-ms", o->checkpoint_pause_ms, "Test hook: pause inside checkpoint writes")
       ->group("");
-  return [o, data, out, init, quiet] {
+  return [o, data, out, init, tokenizer, quiet] {
     o->data = *data;
     o->out = *out;
     o->init = *init;
+    o->tokenizer = *tokenizer;
     o->progress = !*quiet;
     trex::train::train(*o);
     return 0;

@@ -227,7 +227,8 @@ fs::path run_pipeline(const RunOptions& o) {
     model::Model m(cfg);
     m.init(o.seed);
     fs::create_directories(base);
-    model::save_weights(base, m.store(), cfg);
+    // The tokenizer beside the weights makes the base folder a whole Hugging Face model folder, as the trained ones.
+    model::save_weights(base, m.store(), cfg, model::DType::F32, {.tokenizer = tok});
   });
   auto train = [&](const std::string& name, const std::string& mode, const fs::path& init, const fs::path& packed,
                    int steps, const fs::path& dir) {

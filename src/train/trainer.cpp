@@ -270,10 +270,16 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   } else {
     model.init(o.seed);
   }
-  // The tokenizer the data was packed with, when one lies in the --init folder, --out or the two folders above it:
+  // The tokenizer the data was packed with (--tokenizer, else one found in the --init folder, --out or the two above it):
   // checkpoints then carry it (with its chat template) and are Hugging Face model folders (docs/huggingface.md).
   fs::path ckpt_tokenizer;
-  {
+  if (!o.tokenizer.empty()) {
+    const std::string sha = text::Tokenizer::load(o.tokenizer).fingerprint();  // throws naming the file
+    if (sha != dataset->tokenizer_sha256())
+      throw Error("--tokenizer " + o.tokenizer.string() + " is not the tokenizer " + o.data.string() +
+                  " was packed with (fingerprint " + sha + ", the data's " + dataset->tokenizer_sha256() + ")");
+    ckpt_tokenizer = o.tokenizer;
+  } else {
     std::vector<fs::path> cands;
     if (!o.init.empty()) cands.push_back((fs::is_directory(o.init) ? o.init : o.init.parent_path()) / "tokenizer.json");
     cands.push_back(o.out / "tokenizer.json");

@@ -22,6 +22,9 @@ struct TrainOptions {
   std::string mode = "cpt";        // cpt | sft
   std::filesystem::path init;      // initial weights (required for sft)
   std::filesystem::path out;
+  // tokenizer.json the data was packed with, copied into every checkpoint (a whole Hugging Face folder); empty:
+  // looked for beside --init, in --out and the two folders above it.
+  std::filesystem::path tokenizer;
   int64_t steps = 100;
   double lr = 3e-4;
   double min_lr = -1;              // < 0: lr / 10

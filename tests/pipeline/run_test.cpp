@@ -214,6 +214,18 @@ TEST(TrexRun, QuickPipelineReportIsTraceableAndRerunReusesStages) {
 
   expect_report_traced(out);
 
+  // Every model folder the run writes is also a whole Hugging Face model folder (issue #22), the base one too.
+  std::vector<fs::path> ckpts = {out / "ckpt-base"};
+  for (const char* route : {"cpt", "cpt_sft", "sft_only"}) {
+    fs::path train = out / "train" / route;
+    std::string name = trex::read_file(train / "latest");
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+    ckpts.push_back(train / name);
+  }
+  for (const fs::path& ckpt : ckpts)
+    for (const char* f : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"})
+      EXPECT_TRUE(fs::exists(ckpt / f)) << ckpt / f;
+
   // A rerun reuses every finished stage.
   ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--answer-style", "code"}, dir / "second.log"), 0)
       << trex::read_file(dir / "second.log");

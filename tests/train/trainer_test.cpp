@@ -290,6 +290,30 @@ TEST_F(TrainTest, BadOptionsFailBeforeWriting) {
   EXPECT_FALSE(fs::exists(dir / "never"));
 }
 
+// --tokenizer names the tokenizer a checkpoint carries (a whole Hugging Face folder, docs/huggingface.md) when it
+// lies nowhere the trainer looks; one the data was not packed with is refused before anything is written.
+TEST_F(TrainTest, TokenizerOptionPutsTheTokenizerInEveryCheckpoint) {
+  sh(cli("with_tok", 1, "--tokenizer " + (dir / "tok.json").string()));
+  const fs::path ck = dir / "with_tok" / latest_name(dir / "with_tok");
+  EXPECT_EQ(trex::read_file(ck / "tokenizer.json"), trex::read_file(dir / "tok.json"));
+  EXPECT_TRUE(fs::exists(ck / "tokenizer_config.json"));
+  sh(cli("without", 1));  // tok.json is not named tokenizer.json: not found, the checkpoint has none
+  EXPECT_FALSE(fs::exists(dir / "without" / latest_name(dir / "without") / "tokenizer.json"));
+
+  sh(kTrex + " tokenizer train -i " + (dir / "corpus.jsonl").string() + " -o " + (dir / "other.json").string() +
+     " --vocab-size 300 --threads 1");
+  auto o = base("wrong_tok");
+  o.steps = 1;
+  o.tokenizer = dir / "other.json";
+  try {
+    trex::train::train(o);
+    ADD_FAILURE() << "a tokenizer the data was not packed with was accepted";
+  } catch (const trex::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not the tokenizer"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "wrong_tok"));
+}
+
 // Dense indexer warm-up: from a CPT checkpoint, --indexer-warmup updates the lightning indexers' tensors only
 // (dense CSA attention, KL over every visible entry), reports a positive indexer loss, and leaves every other
 // tensor (gate biases included) bit-identical.
