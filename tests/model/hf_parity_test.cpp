@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "model/checkpoint.hpp"
@@ -21,7 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kDir = fs::path(TREX_SOURCE_DIR) / "tests/model/fixtures/hf";
+// The committed fixture, or one written just now by the live library: bench/hf_parity.bench.sh runs
+// gen_hf_fixture.py into a fresh folder and points TREX_HF_FIXTURE_DIR at it.
+const fs::path kDir = [] {
+  const char* live = std::getenv("TREX_HF_FIXTURE_DIR");
+  return live && *live ? fs::path(live) : fs::path(TREX_SOURCE_DIR) / "tests/model/fixtures/hf";
+}();
 
 struct Expected {
   SafetensorsFile f = SafetensorsFile::open(kDir / "reference" / "expected.safetensors");

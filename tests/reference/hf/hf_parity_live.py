@@ -8,7 +8,10 @@ hide differences), saves it with save_pretrained into OUT (so trex reads transfo
   - scores a prompt of --tokens tokens (long enough that CSA and HCA layers compress several blocks and the
     indexer chooses: top-k below the visible entries) in both: `trex generate --echo --logprobs 5` against
     transformers' log_softmax (float64 from its fp32 logits) at every position;
-  - runs 32 greedy tokens in both (transformers by full forward passes, no cache).
+  - runs up to 32 greedy tokens in both, stopping at EOS as trex generate does (transformers by full forward
+    passes, no cache; trex by incremental decoding with its caches).
+Both sides are compared over the ids the tokenizer can decode (trex never scores or emits a padded vocabulary's
+extra rows).
 Prints the maximum absolute log-probability difference, the greedy tokens and whether they agree.
 Measured (transformers 5.23.0, torch 2.15.0; SWA/CSA/HCA(16)/CSA, index_topk 4, 111-token prompt): identical
 (< 1e-4) up to position 38, then apart: at position 39 a CSA layer's indexer has six entries scored exactly 0
@@ -68,7 +71,7 @@ def main():
     json.dump(cfg, open(f"{a.out}/config.json", "w"), indent=1)
 
     g = torch.Generator().manual_seed(7)
-    ids = torch.randint(2, cfg["vocab_size"], (a.tokens,), generator=g).tolist()
+    ids = torch.randint(2, min(cfg["vocab_size"], len(tok)), (a.tokens,), generator=g).tolist()
     prompt = tok.decode(ids)
     r = subprocess.run([a.trex, "generate", "--ckpt", a.out, "--prompt", prompt, "--max-tokens", "32",
                         "--temperature", "0", "--logprobs", "5", "--echo", "--max-context", "4096"],
@@ -81,9 +84,13 @@ def main():
     first = tok(prompt, add_special_tokens=False)["input_ids"]
     if [s["id"] for s in scored] != first[1:]:
         sys.exit("trex and transformers tokenise the prompt differently")
+    # trex scores and samples only the ids its tokenizer can decode (a vocabulary padded beyond the tokenizer, as
+    # `trex train --config tiny` with a smaller tokenizer gives, never emits the extra rows), so its probabilities
+    # are normalised over those; compare on the same support.
+    usable = min(cfg["vocab_size"], len(tok))
     x = torch.tensor([first])
     with torch.no_grad():
-        lp = torch.log_softmax(model(x).logits[0].double(), dim=-1)
+        lp = torch.log_softmax(model(x).logits[0, :, :usable].double(), dim=-1)
     diff_tok, diff_top, first_bad = 0.0, 0.0, None
     for t, s in enumerate(scored):
         e = abs(lp[t, s["id"]].item() - s["logprob"])
@@ -96,10 +103,13 @@ def main():
     seq = list(first)
     with torch.no_grad():
         for _ in range(32):
-            seq.append(int(model(torch.tensor([seq])).logits[0, -1].argmax()))
+            nxt = int(model(torch.tensor([seq])).logits[0, -1, :usable].argmax())
+            if nxt == cfg["eos_token_id"]:  # trex generate stops there (the EOS itself is not among its tokens)
+                break
+            seq.append(nxt)
     hf_greedy = seq[len(first):]
     spread = (lp.max(dim=-1).values - lp.min(dim=-1).values).mean().item()
-    report = {"prompt_tokens": len(first), "layer_types": model.config.layer_types,
+    report = {"prompt_tokens": len(first), "vocab_size": cfg["vocab_size"], "tokenizer_ids": len(tok), "layer_types": model.config.layer_types,
               "index_topk": model.config.index_topk, "compress_rates": model.config.compress_rates,
               "max_abs_logprob_diff_prompt_tokens": diff_tok, "max_abs_logprob_diff_top5": diff_top,
               "mean_logprob_spread_per_position": spread, "first_position_off_by_1e-4": first_bad,
