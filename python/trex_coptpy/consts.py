@@ -136,9 +136,18 @@ class COPT:
     ITERLIMIT = 11
     LOCAL_OPTIMAL = 20      # a nonconvex model's local optimum (COPT does not prove it global)
     LOCAL_INFEASIBLE = 21
-    # SOS and indicator constants (accepted as names; such constraints are refused)
+    # SOS, indicator and general-constraint constants
     SOS_TYPE1 = 1
     SOS_TYPE2 = 2
+    INDICATOR_IF = 1
+    INDICATOR_ONLYIF = 2
+    INDICATOR_IFANDONLYIF = 3
+    GENCONSTR_ABS = 1
+    GENCONSTR_AND = 2
+    GENCONSTR_MAX = 3
+    GENCONSTR_MIN = 4
+    GENCONSTR_OR = 5
+    GENCONSTR_PWL = 6
     VERSION_MAJOR = 8
     VERSION_MINOR = 0
     VERSION_TECHNICAL = 7

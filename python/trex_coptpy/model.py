@@ -299,6 +299,22 @@ class Model(_gmodel.Model):
         finally:
             object.__setattr__(self, "_copt_quadratic_ok", False)
 
+    def addGenConstrIndicator(self, binvar, binval, lhs, sense=None, rhs=None, type=1, name=""):
+        """binvar == binval implies the row (COPT.INDICATOR_IF, the default); the shared layer reformulates it
+        exactly (big-M from the row's variable bounds)."""
+        if type != COPT.INDICATOR_IF:
+            raise CoptError(RETCODE_UNSUPPORTED, "unsupported: indicator constraints of type ONLYIF / IFANDONLYIF in "
+                                                 "trex's coptpy layer (only COPT.INDICATOR_IF)")
+        if rhs is not None:
+            sense = _SENSES.get(sense, sense)
+        try:
+            return _gmodel.Model.addGenConstrIndicator(self, binvar, binval, lhs, sense, rhs, name)
+        except GurobiError as e:
+            raise _copt_error(e) from None
+
+    def setObjectiveN(self, *args, **kwargs):
+        raise CoptError(RETCODE_UNSUPPORTED, "unsupported: multi-objective models (setObjectiveN) in trex's coptpy layer")
+
     def addConstrs(self, generator, nameprefix="R"):
         if isinstance(generator, (list, tuple)):
             out = tupledict()
@@ -463,7 +479,7 @@ class Model(_gmodel.Model):
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        if name.startswith("addGenConstr") or name in ("addSOS", "addCone", "addCones", "addQConstr_"):
+        if name.startswith("addGenConstr") or name in ("addCone", "addCones", "addLazyConstr", "addUserCut"):
             def refuse(*args, **kwargs):
                 raise CoptError(RETCODE_UNSUPPORTED, f"unsupported: {name} in trex's coptpy layer")
             return refuse
@@ -517,6 +533,25 @@ class Model(_gmodel.Model):
 
     def __repr__(self):
         return f"<coptpy.Model: {self._m_name}>"
+
+
+def _copt_errors(method):
+    """The shared layer's method with its GurobiError raised as coptpy's CoptError (same signatures in coptpy)."""
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except GurobiError as e:
+            raise _copt_error(e) from None
+    call.__name__ = method.__name__
+    call.__doc__ = method.__doc__
+    return call
+
+
+# General constraints with coptpy's signatures (resvar, vars, constant, name) = gurobipy's: the shared layer's exact
+# MILP reformulations.
+for _name in ("addGenConstrMax", "addGenConstrMin", "addGenConstrAbs", "addGenConstrAnd", "addGenConstrOr",
+              "addGenConstrPWL"):
+    setattr(Model, _name, _copt_errors(getattr(_gmodel.Model, _name)))
 
 
 class EnvrConfig:

@@ -646,3 +646,106 @@ model = env.createModel("Typo")
 x = model.addVar(lb=0, ub=10, name="x")
 model.addConstr(x <= capacity)
 """)
+
+program("genconstr_max_min")("""
+import coptpy as cp
+from coptpy import COPT
+
+env = cp.Envr()
+model = env.createModel("MaxMin")
+x = model.addVars(3, lb=0, ub=10, nameprefix="x")
+peak = model.addVar(lb=0, ub=100, name="peak")
+low = model.addVar(lb=0, ub=100, name="low")
+model.addGenConstrMax(peak, [x[0], x[1], x[2]])
+model.addGenConstrMin(low, [x[0], x[1], x[2]], constant=4)
+model.addConstr(x.sum() == 18)
+model.setObjective(peak - 2 * low, COPT.MINIMIZE)
+model.solve()
+print(model.objval)
+""")
+
+program("genconstr_abs_deviation")("""
+import coptpy as cp
+from coptpy import COPT
+
+target = [3, 8, 5]
+env = cp.Envr()
+model = env.createModel("Abs")
+x = model.addVars(3, lb=0, ub=10, nameprefix="x")
+d = model.addVars(3, lb=-10, ub=10, nameprefix="d")
+a = model.addVars(3, lb=0, ub=10, nameprefix="a")
+for i in range(3):
+    model.addConstr(d[i] == x[i] - target[i])
+    model.addGenConstrAbs(a[i], d[i])
+model.addConstr(x.sum() == 12)
+model.setObjective(a.sum(), COPT.MINIMIZE)
+model.solve()
+print(model.objval)
+""")
+
+program("genconstr_and_or")("""
+import coptpy as cp
+from coptpy import COPT
+
+env = cp.Envr()
+model = env.createModel("Logic")
+b = model.addVars(4, vtype=COPT.BINARY, nameprefix="b")
+both = model.addVar(vtype=COPT.BINARY, name="both")
+either = model.addVar(vtype=COPT.BINARY, name="either")
+model.addGenConstrAnd(both, [b[0], b[1]])
+model.addGenConstrOr(either, [b[2], b[3]])
+model.addConstr(b.sum() <= 3)
+model.setObjective(5 * both + 3 * either + b[0] + b[2], COPT.MAXIMIZE)
+model.solve()
+print(model.objval)
+""")
+
+program("genconstr_indicator_fixed_charge")("""
+import coptpy as cp
+from coptpy import COPT
+
+demand = [40, 25, 35]
+fixed = [100, 80, 120]
+unit = [2.0, 3.5, 1.5]
+env = cp.Envr()
+model = env.createModel("FixedCharge")
+q = model.addVars(3, lb=0, ub=60, nameprefix="q")
+y = model.addVars(3, vtype=COPT.BINARY, nameprefix="open")
+for i in range(3):
+    model.addGenConstrIndicator(y[i], 0, q[i] <= 0)
+model.addConstr(q.sum() >= sum(demand))
+model.setObjective(cp.quicksum(fixed[i] * y[i] + unit[i] * q[i] for i in range(3)), COPT.MINIMIZE)
+model.solve()
+if model.status == COPT.OPTIMAL:
+    print(model.objval)
+""")
+
+program("genconstr_indicator_sense_form")("""
+import coptpy as cp
+from coptpy import COPT
+
+env = cp.Envr()
+model = env.createModel("IndicatorSense")
+x = model.addVar(lb=0, ub=20, name="x")
+z = model.addVar(vtype=COPT.BINARY, name="z")
+model.addGenConstrIndicator(z, 1, x, COPT.GREATER_EQUAL, 12)
+model.addConstr(x <= 15)
+model.setObjective(3 * z - 0.2 * x, COPT.MAXIMIZE)
+model.solve()
+print(model.objval)
+""")
+
+program("genconstr_pwl_cost")("""
+import coptpy as cp
+from coptpy import COPT
+
+env = cp.Envr()
+model = env.createModel("PWL")
+x = model.addVar(lb=0, ub=30, name="x")
+cost = model.addVar(lb=0, ub=1000, name="cost")
+model.addGenConstrPWL(x, cost, [0, 10, 20, 30], [0, 50, 80, 140])
+model.addConstr(x >= 14)
+model.setObjective(cost - 2 * x, COPT.MINIMIZE)
+model.solve()
+print(model.objval)
+""")

@@ -3,8 +3,9 @@ reference environment's python, $TREX_REFERENCE_PYTHON) and through trex's coptp
 objective (1e-6 relative), Cols, the exception raised and what each program records in RESULT. The full sweep
 (every B4O reference program rewritten to coptpy) is bench/coptpy_oracle.bench.sh.
 
-The subset: every ORLM-style program (coptpy_oracle_programs.py) and every 25th B4O-Feasible and B4O-ORGEval
-reference program in its coptpy rewriting (to_coptpy)."""
+The subset: every ORLM-style program (coptpy_oracle_programs.py), every 25th B4O-Feasible and B4O-ORGEval
+reference program in its coptpy rewriting (to_coptpy), and the gurobipy oracle's committed `trex synth` subset
+(data/gurobipy_oracle_synth.jsonl: one code answer per family x variant) rewritten the same way."""
 import os
 import unittest
 
@@ -15,6 +16,10 @@ import coptpy_oracle as co
 EXPECTED = {
     ("orlm", "chained_comparison_error"): ("differ", "chained comparison"),
     ("orlm", "undefined_name_error"): ("both raise", None),
+    # COPT adds auxiliary columns for these general constraints (Cols differ; status and objective agree)
+    ("orlm", "genconstr_max_min"): ("differ", "general constraints: COPT's auxiliary columns"),
+    ("orlm", "genconstr_abs_deviation"): ("differ", "general constraints: COPT's auxiliary columns"),
+    ("orlm", "genconstr_pwl_cost"): ("differ", "general constraints: COPT's auxiliary columns"),
     # addConstr(quadratic <= ...): coptpy takes quadratic rows through addQConstr only; both raise its TypeError
     ("b4o_feasible", "BENCH4OPT_56"): ("both raise", None),
     ("b4o_orgeval", "BENCH4OPT_375"): ("both raise", None),
@@ -29,8 +34,13 @@ def reference_python():
     return p
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def subset():
-    return (co.orlm_programs() + co.b4o_programs("feasible")[::25] + co.b4o_programs("orgeval")[::25])
+    synth = [dict(p, code=co.to_coptpy(p["code"]))
+             for p in co.load_jsonl(os.path.join(HERE, "data", "gurobipy_oracle_synth.jsonl"))]
+    return (co.orlm_programs() + co.b4o_programs("feasible")[::25] + co.b4o_programs("orgeval")[::25] + synth)
 
 
 class Translation(unittest.TestCase):
@@ -86,7 +96,8 @@ class LiveOracle(unittest.TestCase):
     def test_subset_agrees(self):
         programs = subset()
         self.assertEqual(sum(p["set"] == "orlm" for p in programs), len(co.orlm_programs()))
-        self.assertGreater(len(programs), 60)
+        self.assertEqual(sum(p["set"] == "synth" for p in programs), 28)
+        self.assertGreater(len(programs), 90)
         counts, report = co.sweep(programs, reference_python(), "/usr/bin/python3", co.default_trex())
         co.print_report(counts, report)
         wrong = []
