@@ -188,8 +188,10 @@ class Search {
     }
   }
 
-  // Every product variable needs finite bounds: the declared ones, else the linear rows' (an LP per side).
+  // Every product variable needs finite bounds: the declared ones, else the linear rows' (an LP per side), else
+  // what interval arithmetic on the rows and on the incumbent's cutoff gives (fbbt below).
   bool finite_boxes(GlobalResult& out) {
+    bool open = false;
     for (int k = 0; k < n_; ++k) {
       if (!in_product_[size_t(k)]) continue;
       for (int side : {-1, +1}) {
@@ -203,16 +205,105 @@ class Search {
         lin.objective.sense = side < 0 ? ObjSense::Minimize : ObjSense::Maximize;
         lin.objective.terms = {{k, 1.0}};
         const SolveResult r = detail::solve_coin(lin, lp_options());
-        if (r.status != SolveStatus::Optimal) {
-          out.message = fmt::format("variable '{}' has no finite {} bound (the linear rows leave it {}): no global "
-                                    "certificate", m_.vars[size_t(k)].name, side < 0 ? "lower" : "upper",
-                                    to_string(r.status));
-          return false;
-        }
-        b = r.x[size_t(k)] + side * 1e-7 * std::max(1.0, std::abs(r.x[size_t(k)]));  // a little slack outward
+        if (r.status == SolveStatus::Optimal)
+          b = r.x[size_t(k)] + side * 1e-7 * std::max(1.0, std::abs(r.x[size_t(k)]));  // a little slack outward
+        else
+          open = true;
       }
     }
+    if (open) fbbt();
+    for (int k = 0; k < n_; ++k) {
+      if (!in_product_[size_t(k)]) continue;
+      for (int side : {-1, +1})
+        if (!std::isfinite(side < 0 ? lo0_[size_t(k)] : hi0_[size_t(k)])) {
+          out.message = fmt::format("variable '{}' has no finite {} bound (neither declared nor implied by the rows): no "
+                                    "global certificate", m_.vars[size_t(k)].name, side < 0 ? "lower" : "upper");
+          return false;
+        }
+    }
     return true;
+  }
+
+  // Feasibility-based bound tightening by interval arithmetic: each row (and the cutoff f(x) <= incumbent) read as
+  // sum of terms <= U; a term is at most U less the other terms' lower bounds, which bounds a linear term's
+  // variable, a square's (|x| <= sqrt(R / a)) and a product's factor when the other factor has a positive lower
+  // bound. A few rounds; every new bound gets 1e-7 relative slack outward.
+  void fbbt() {
+    struct T {
+      int i, j;  // j < 0: linear in i; i == j: a square
+      double a;
+    };
+    std::vector<std::pair<std::vector<T>, double>> rows;  // sum of terms <= U
+    auto add_row = [&](const std::vector<Term>& lin, const std::vector<QuadTerm>& quad, double scale, double u) {
+      std::vector<T> t;
+      for (const Term& x : lin) t.push_back({x.var, -1, scale * x.coef});
+      for (const QuadTerm& q : quad) t.push_back({q.var1, q.var2, scale * q.coef});
+      rows.push_back({std::move(t), u});
+    };
+    for (const Row& r : m_.rows) {
+      double lo, hi;
+      detail::row_bounds(r, lo, hi);
+      if (std::isfinite(hi)) add_row(r.terms, r.quad, 1.0, hi);
+      if (std::isfinite(lo)) add_row(r.terms, r.quad, -1.0, -lo);
+    }
+    if (have_inc_) add_row(m_.objective.terms, m_.objective.quad, sign_, inc_f_ - sign_ * m_.objective.constant);
+    auto mul = [](double a, double b) { return a == 0.0 || b == 0.0 ? 0.0 : a * b; };
+    auto low = [&](const T& t) {  // the term's lower bound over the box
+      const double li = lo0_[size_t(t.i)], ui = hi0_[size_t(t.i)];
+      if (t.j < 0) return t.a > 0 ? mul(t.a, li) : mul(t.a, ui);
+      double pl, pu;  // the range of x_i * x_j
+      if (t.i == t.j) {
+        const double m = std::max(std::abs(li), std::abs(ui));
+        pl = (li <= 0.0 && ui >= 0.0) ? 0.0 : std::min(li * li, ui * ui);
+        pu = m * m;
+      } else {
+        const double lj = lo0_[size_t(t.j)], uj = hi0_[size_t(t.j)];
+        const double c[4] = {mul(li, lj), mul(li, uj), mul(ui, lj), mul(ui, uj)};
+        pl = *std::min_element(c, c + 4);
+        pu = *std::max_element(c, c + 4);
+      }
+      return t.a > 0 ? mul(t.a, pl) : mul(t.a, pu);
+    };
+    auto tighten = [&](double& b, double v, int side) {  // side -1: v is a lower bound, +1 an upper one
+      if (!std::isfinite(v)) return;
+      v += side * 1e-7 * std::max(1.0, std::abs(v));
+      if (side < 0 ? v > b : v < b) b = v;
+    };
+    for (int round = 0; round < 5; ++round) {
+      for (const auto& [terms, u] : rows) {
+        double total = 0.0;
+        int infinite = 0, which = -1;
+        for (size_t k = 0; k < terms.size(); ++k) {
+          const double l = low(terms[k]);
+          if (std::isfinite(l)) total += l;
+          else ++infinite, which = int(k);
+        }
+        if (infinite > 1) continue;
+        for (size_t k = 0; k < terms.size(); ++k) {
+          if (infinite == 1 && int(k) != which) continue;
+          const T& t = terms[k];
+          const double rest = infinite == 1 ? total : total - low(t);
+          const double r = u - rest;  // t <= r
+          double& li = lo0_[size_t(t.i)];
+          double& ui = hi0_[size_t(t.i)];
+          if (t.j < 0) {
+            tighten(t.a > 0 ? ui : li, r / t.a, t.a > 0 ? +1 : -1);
+          } else if (t.i == t.j) {
+            if (t.a > 0 && r >= 0.0) {
+              const double m = std::sqrt(r / t.a);
+              tighten(ui, m, +1);
+              tighten(li, -m, -1);
+            }
+          } else if (t.a > 0 && r >= 0.0) {
+            for (int side = 0; side < 2; ++side) {  // x_i <= r / (a * lo_j) when x_i >= 0 and lo_j > 0
+              const int a = side == 0 ? t.i : t.j, b = side == 0 ? t.j : t.i;
+              if (lo0_[size_t(a)] >= 0.0 && lo0_[size_t(b)] > 0.0)
+                tighten(hi0_[size_t(a)], r / (t.a * lo0_[size_t(b)]), +1);
+            }
+          }
+        }
+      }
+    }
   }
 
   // One round of LP bound tightening on the product variables over the root relaxation (with the cutoff).

@@ -65,16 +65,16 @@ class QuadraticSolveTest(unittest.TestCase):
         self.assertAlmostEqual(m.ObjVal, x.X * y.X, places=9)
 
     def test_unproven_local_optimum_is_suboptimal_with_a_point(self):
-        m = gp.Model("hyperbola")
-        x = m.addVar(name="x")  # no upper bounds: the search has no box, the optimum stays local
-        y = m.addVar(name="y")
-        m.setObjective(x + y, GRB.MINIMIZE)
-        m.addQConstr(x * y == 1, "h")
+        m = gp.Model("free product")
+        x = m.addVar(lb=-GRB.INFINITY, name="x")  # free, and nothing bounds them: no box, the optimum stays local
+        y = m.addVar(lb=-GRB.INFINITY, name="y")
+        m.setObjective(x * y, GRB.MINIMIZE)
+        m.addConstr(x == y)
         m.optimize()
         self.assertEqual(m.Status, GRB.SUBOPTIMAL)
         self.assertEqual(m.SolCount, 1)
-        self.assertAlmostEqual(m.ObjVal, 2.0, places=5)
-        self.assertAlmostEqual(x.X * y.X, 1.0, places=6)
+        self.assertAlmostEqual(m.ObjVal, 0.0, places=6)
+        self.assertAlmostEqual(m.ObjVal, x.X * y.X, places=9)
 
 
 if __name__ == "__main__":
