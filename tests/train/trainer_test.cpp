@@ -2,7 +2,8 @@
 // and resumed gives bit-identical losses and weights; a kill during a checkpoint write leaves the previous
 // checkpoint loadable; a non-finite gradient stops with a clear error and an intact checkpoint; SFT with a
 // frozen router leaves the router untouched; the dense indexer warm-up trains only the indexer; bad options
-// fail before anything is written.
+// fail before anything is written; checkpoints carry their tokenizer; a folder in transformers' layout generates
+// and initialises training.
 #include <gtest/gtest.h>
 
 #include "cpu_features.hpp"
@@ -19,6 +20,8 @@
 #include <thread>
 
 #include "model/checkpoint.hpp"
+#include "model/checkpoint_hf.hpp"
+#include "model/safetensors.hpp"
 #include "model/config.hpp"
 #include "model/params.hpp"
 #include "nn/gemm_bf16.hpp"
@@ -312,6 +315,50 @@ TEST_F(TrainTest, TokenizerOptionPutsTheTokenizerInEveryCheckpoint) {
     EXPECT_NE(std::string(e.what()).find("is not the tokenizer"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(dir / "wrong_tok"));
+}
+
+// Import (issue #22 point 2): a checkpoint rewritten the way transformers' save_pretrained writes it (its module
+// names, no MTP tensors) serves `trex generate` exactly as the original (MTP is not used there) and is a valid
+// `trex train --init`, which reports the absent MTP module (initialised from --seed) and keeps the tokenizer.
+TEST_F(TrainTest, TransformersLayoutFolderServesGenerateAndTrainInit) {
+  sh(cli("src", 2, "--tokenizer " + (dir / "tok.json").string()));
+  const fs::path src = dir / "src" / latest_name(dir / "src"), hf = dir / "hf";
+  const auto cfg = trex::model::ModelConfig::from_hf_json(src / "config.json");
+  trex::model::ParamStore store(cfg);
+  trex::model::load_weights(src, store);
+  std::vector<trex::model::TensorToWrite> ts;
+  for (const auto& p : store.table()) {
+    if (p.name.starts_with("mtp.")) continue;  // transformers builds no MTP module
+    std::string k = trex::model::hf_module_key(p.name);
+    if (k == "lm_head.weight") k = "head.weight";  // as save_pretrained writes it
+    ts.push_back({k, trex::model::DType::F32, p.shape,
+                  std::as_bytes(store.params().subspan(size_t(p.offset), size_t(p.numel)))});
+  }
+  for (const auto& p : store.int_table())
+    ts.push_back({trex::model::hf_module_key(p.name), trex::model::DType::I64, p.shape,
+                  std::as_bytes(store.int_params().subspan(size_t(p.offset), size_t(p.numel)))});
+  fs::create_directories(hf);
+  trex::model::write_safetensors(hf / "model.safetensors", ts);
+  for (const char* f : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"})
+    fs::copy_file(src / f, hf / f);
+
+  auto generate = [&](const fs::path& ckpt) {
+    const fs::path out = dir / ("gen_" + ckpt.filename().string() + ".txt");
+    const std::string cmd = kTrex + " generate --ckpt " + ckpt.string() +
+                            " --prompt 'Minimize the total cost' --max-tokens 12 --temperature 0 --logprobs 2 > " +
+                            out.string() + " 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << trex::read_file(out);
+    return trex::read_file(out);
+  };
+  const std::string a = generate(src), b = generate(hf);
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+
+  const fs::path log = dir / "init_hf.log";
+  ASSERT_EQ(std::system((cli("cont", 1, "--init " + hf.string()) + " 2>" + log.string()).c_str()), 0)
+      << trex::read_file(log);
+  EXPECT_NE(trex::read_file(log).find("MTP absent"), std::string::npos) << trex::read_file(log);
+  EXPECT_TRUE(fs::exists(dir / "cont" / latest_name(dir / "cont") / "tokenizer.json"));
 }
 
 // Dense indexer warm-up: from a CPT checkpoint, --indexer-warmup updates the lightning indexers' tensors only
