@@ -19,17 +19,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 B4O_FEASIBLE = [r["id"] for r in go.b4o_programs("feasible")][::20]
 B4O_ORGEVAL = [f"BENCH4OPT_{n}" for n in range(10, 394, 20)] + [
     "BENCH4OPT_22", "BENCH4OPT_75", "BENCH4OPT_32", "BENCH4OPT_364", "BENCH4OPT_286"]
-# What the full sweep measured for these (docs/gurobipy-layer.md, "Checked against gurobipy 13.0.3").
+# What the full sweep measured for these (docs/gurobipy-layer.md, "Checked against gurobipy 13.0.3"). The quadratic
+# ones (B4O 32 and 364, the test programs quadratic_expressions, quadratic_sections, named_second_argument_forms)
+# agree since the layer solves quadratic models (Ipopt + spatial branch and bound, issue #25 point 2).
 EXPECTED = {
     ("b4o_orgeval", "BENCH4OPT_22"): ("differ", "INF_OR_UNBD"),   # gurobipy 4, layer (CBC) 3
     ("b4o_orgeval", "BENCH4OPT_75"): ("differ", "INF_OR_UNBD"),   # gurobipy 4, layer 5
     ("b4o_orgeval", "BENCH4OPT_190"): ("differ", "INF_OR_UNBD"),  # gurobipy 4, layer 3
     ("api", "unbounded_lp"): ("differ", "INF_OR_UNBD"),
-    ("b4o_orgeval", "BENCH4OPT_32"): ("layer unsupported", None),  # quadratic: written and counted, not solved
-    ("b4o_orgeval", "BENCH4OPT_364"): ("layer unsupported", None),
-    ("api", "quadratic_expressions"): ("layer unsupported", None),
-    ("api", "quadratic_sections"): ("layer unsupported", None),
-    ("api", "named_second_argument_forms"): ("layer unsupported", None),
     ("api", "cubic_product"): ("layer unsupported", None),        # gurobipy 13 builds an NLExpr
     # general constraints (issue #25 point 3): big-M needs a bound Gurobi does not; Gurobi's reduced-cost rule on LPs
     ("genconstr", "gc_bigm_needs_bounds"): ("layer unsupported", None),
