@@ -6,6 +6,7 @@
 // of summation order; Gurobi 13.0.3 itself ends 4.4e-5 off).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -80,6 +81,19 @@ TEST(QuadraticB4o, SameInputSameBits) {
     EXPECT_EQ(a.objective, b.objective) << prefix;
     EXPECT_EQ(a.message, b.message) << prefix;
   }
+}
+
+TEST(QuadraticB4o, TimeLimitStopsTheSearch) {
+  const auto files = testing::reference_lp_files("bench4opt_feasible");
+  const auto it = std::find_if(files.begin(), files.end(),
+                               [](const auto& f) { return f.filename().string().rfind("model_364_", 0) == 0; });
+  ASSERT_NE(it, files.end()) << "model_364 missing under " << testing::benchmarks_dir();
+  SolveOptions o;
+  o.time_limit = 0.5;  // the search needs ~10 s and 11,583 nodes here
+  const SolveResult r = solve(read_lp_file(*it), Backend::Cbc, o);
+  ASSERT_EQ(r.status, SolveStatus::LocalOptimal) << r.message;  // Ipopt's point, not proven
+  EXPECT_NE(r.message.find("(the time limit)"), std::string::npos) << r.message;
+  EXPECT_LT(r.seconds, 3.0);
 }
 
 }  // namespace
