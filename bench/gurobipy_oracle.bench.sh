@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gurobipy oracle, full sweep (issue #21 point 3): every B4O-Feasible and B4O-ORGEval reference program with its
 # data, one `trex synth` code answer of every family x variant x representation (x data-file layout x task), and
-# the layer's own test programs and the general-constraint set (max/min/abs/and/or/indicator/PWL, setPWLObj,
-# setObjectiveN, parameters: tests/python/gurobipy_oracle_genconstr.py), each run through the real gurobipy 13.0.3 (the reference environment,
+# the layer's own test programs, the general-constraint set (max/min/abs/and/or/norm/indicator/PWL, setPWLObj,
+# setObjectiveN, parameters: tests/python/gurobipy_oracle_genconstr.py) and 400 generated models of it
+# (genconstr_fuzz), each run through the real gurobipy 13.0.3 (the reference environment,
 # scripts/reference-env.sh) and through trex's layer (python/). Prints the counts per set: agree / differ / layer
 # unsupported / over the size limit (the pip licence's 2,000 variables or constraints), the differences that are
 # documented (docs/gurobipy-layer.md, "Checked against gurobipy 13.0.3") and every difference with its reason.
@@ -22,7 +23,7 @@ echo "gurobipy oracle: $("$WORK/refpy" -c 'import gurobipy; print("gurobipy %d.%
 start=$(date +%s.%N)
 status=0
 /usr/bin/python3 "$ROOT/tests/python/gurobipy_oracle.py" run --reference-python "$WORK/refpy" --trex "$BIN" \
-  --sets b4o_feasible,b4o_orgeval,synth,api,genconstr --synth-dir "$WORK/synth" --quiet --json "$WORK/oracle.json" || status=$?
+  --sets b4o_feasible,b4o_orgeval,synth,api,genconstr,genconstr_fuzz --synth-dir "$WORK/synth" --quiet --json "$WORK/oracle.json" || status=$?
 /usr/bin/python3 - "$WORK/oracle.json" <<'PY'
 import json, sys
 items = json.load(open(sys.argv[1]))["items"]

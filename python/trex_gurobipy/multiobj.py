@@ -248,7 +248,7 @@ def render_lp(model, snap):
                     coef.setdefault(k, 0.0)
         out = []
         lw = lpwriter._Lines(out)
-        lw.start("  ")
+        lw.start("  ", lpwriter.LIMIT + 2)  # one more than the single objective's first line (gurobipy 13.0.3)
         first = True
         for k in sorted(coef):
             lw.add(lpwriter._term(coef[k], names[k], first))

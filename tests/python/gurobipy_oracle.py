@@ -8,6 +8,7 @@ Program sets (each program: id, code, the files it reads):
                              (x data-file layout x task), with the data files synth exported for them
   api                        the layer's own test programs (tests/python/gurobipy_oracle_api.py)
   genconstr                  general constraints, PWL and multiple objectives (gurobipy_oracle_genconstr.py)
+  genconstr_fuzz             400 generated general-constraint models (fuzz_program(seed), seeds 0-399)
   FILE.jsonl                 programs in the worker's format (the committed subset of the ctest)
 
 Each program runs once per executor in a worker process (`gurobipy_oracle.py worker`, run by that executor's
@@ -237,13 +238,24 @@ def api_programs():
             for name, code in mod.PROGRAMS]
 
 
-def genconstr_programs():
-    """The general-constraint set (issue #25 point 3); a program's known difference travels as `documented`."""
+def _genconstr_module():
     import importlib.util
     spec = importlib.util.spec_from_file_location("gurobipy_oracle_genconstr",
                                                   os.path.join(HERE, "gurobipy_oracle_genconstr.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def genconstr_fuzz_programs(start=0, stop=400):
+    """Generated general-constraint models (gurobipy_oracle_genconstr.fuzz_program; same seed, same program)."""
+    return [{"set": "genconstr_fuzz", "id": name, "code": code, "files": {}, "replace_data_json": False}
+            for name, code in _genconstr_module().fuzz_programs(start, stop)]
+
+
+def genconstr_programs():
+    """The general-constraint set (issue #25 point 3); a program's known difference travels as `documented`."""
+    mod = _genconstr_module()
     out = []
     for name, code in mod.PROGRAMS:
         p = {"set": "genconstr", "id": name, "code": code, "files": {}, "replace_data_json": False}
@@ -455,6 +467,8 @@ def run(args):
             programs += api_programs()
         elif s == "genconstr":
             programs += genconstr_programs()
+        elif s == "genconstr_fuzz":
+            programs += genconstr_fuzz_programs()
         elif s.endswith(".jsonl"):
             programs += load_jsonl(s)
         elif s:

@@ -896,3 +896,91 @@ m.optimize()
 m.Params.ObjNumber = 1
 RESULT = {"obj": m.ObjVal, "end": m.ObjNVal, "status": m.Status}
 """)
+
+
+# --- generated programs (set `genconstr_fuzz`) ------------------------------------------------------------------
+
+def fuzz_program(seed):
+    """A random small model (same seed, same text): 3-6 bounded variables (continuous or integer), 1-3 binaries,
+    2-5 general constraints drawn from max_/addGenConstrMin/abs_/norm 1/norm inf/indicator/PWL/AND/OR, one
+    linear row, a random objective, and in about a third of them a second objective (hierarchical with a random
+    RelTol/AbsTol, or blended). The models are MIPs (general constraints), so Gurobi's MIP degradation applies;
+    MIPGap is 0 so that Gurobi, like trex, proves each optimum."""
+    import random
+    r = random.Random(seed)
+    n = r.randint(3, 6)
+    lines = ["import gurobipy as gp", "from gurobipy import GRB", f"model = gp.Model('f{seed}')"]
+    vt = [r.choice(["C", "C", "I"]) for _ in range(n)]
+    bds = []
+    for i in range(n):
+        lo = r.randint(-6, 2)
+        hi = lo + r.randint(1, 9)
+        bds.append((lo, hi))
+        lines.append(f"x{i} = model.addVar(lb={lo}, ub={hi}, vtype='{vt[i]}', name='x{i}')")
+    nb = r.randint(1, 3)
+    for j in range(nb):
+        lines.append(f"b{j} = model.addVar(vtype=GRB.BINARY, name='b{j}')")
+    ys = []
+    for k in range(r.randint(2, 5)):
+        kind = r.choice(["max", "min", "abs", "ind", "pwl", "and", "or", "norm1", "norminf"])
+        res = f"y{k}"
+        ys.append(res)
+        if kind in ("and", "or"):
+            lines.append(f"{res} = model.addVar(vtype=GRB.BINARY, name='{res}')")
+            args = ", ".join(f"b{j}" for j in range(nb))
+            lines.append(f"model.addGenConstr{'And' if kind == 'and' else 'Or'}({res}, [{args}])")
+            continue
+        lines.append(f"{res} = model.addVar(lb=-100, ub=100, name='{res}')")
+        a, c = r.sample(range(n), 2)
+        if kind == "max":
+            lines.append(f"model.addConstr({res} == gp.max_(x{a}, x{c}, constant={r.randint(-3, 3)}))")
+        elif kind == "min":
+            lines.append(f"model.addGenConstrMin({res}, [x{a}, x{c}], {r.randint(-3, 3)})")
+        elif kind == "abs":
+            lines.append(f"model.addConstr({res} == gp.abs_(x{a}))")
+        elif kind == "norm1":
+            lines.append(f"model.addConstr({res} == gp.norm([x{a}, x{c}], 1))")
+        elif kind == "norminf":
+            lines.append(f"model.addGenConstrNorm({res}, [x{a}, x{c}], GRB.INFINITY)")
+        elif kind == "ind":
+            j = r.randrange(nb)
+            sense = r.choice(["<=", ">=", "=="])
+            lines.append(f"model.addConstr((b{j} == {r.randint(0, 1)}) >> ({r.randint(1, 3)} * x{a} - x{c} {sense} "
+                         f"{r.randint(-2, 4)}))")
+            lines.append(f"model.addConstr({res} == x{a})")
+        else:
+            lo, hi = bds[a]
+            pts = sorted(r.sample(range(lo - 2, hi + 3), 3))
+            lines.append(f"model.addGenConstrPWL(x{a}, {res}, {pts}, {[r.randint(-5, 5) for _ in pts]})")
+    lines.append(f"model.addConstr(x0 + x1 {r.choice(['<=', '>='])} {r.randint(-2, 6)})")
+    obj = " + ".join([f"{r.randint(-3, 3)} * {y}" for y in ys] + [f"{r.randint(-2, 2)} * x{i}" for i in range(n)]
+                     + [f"{r.randint(-2, 2)} * b{j}" for j in range(nb)])
+    sense = r.choice(["GRB.MINIMIZE", "GRB.MAXIMIZE"])
+    lines.append("model.Params.MIPGap = 0")  # Gurobi's default 1e-4 gap would make its values differ by up to 1e-4
+    if r.random() < 0.35:
+        # What the oracle compares must be unique: ObjVal is objective 0's value, so objective 0 is the last
+        # hierarchical level (the first level may degrade by its tolerances), and a blended model compares the
+        # blend (objective 0 is the constant 0 there).
+        second = " + ".join(f"{r.randint(-3, 3)} * {v}" for v in r.sample(ys + [f"x{i}" for i in range(n)], 3))
+        lines.append(f"model.ModelSense = {sense}")
+        if r.random() < 0.5:
+            lines.append(f"model.setObjectiveN({obj}, 1, priority=2, reltol={r.choice([0, 0.05, 0.2])}, "
+                         f"abstol={r.choice([1e-6, 0.5, 2])})")
+            lines.append(f"model.setObjectiveN({second}, 0, priority={r.choice([0, 1])})")
+            lines.append("model.optimize()")
+        else:
+            w1, w2 = r.choice([1, 2]), r.choice([-1, 0.5])
+            lines.append("model.setObjectiveN(0, 0)")
+            lines.append(f"model.setObjectiveN({obj}, 1, weight={w1})")
+            lines.append(f"model.setObjectiveN({second}, 2, weight={w2})")
+            lines.append("model.optimize()")
+            lines.append("RESULT = {'blend': None if model.SolCount == 0 else sum(w * (setattr(model.Params, "
+                         f"'ObjNumber', i), model.ObjNVal)[1] for i, w in ((1, {w1}), (2, {w2})))}}")
+    else:
+        lines.append(f"model.setObjective({obj}, {sense})")
+        lines.append("model.optimize()")
+    return "\n".join(lines) + "\n"
+
+
+def fuzz_programs(start, stop):
+    return [(f"fuzz_{seed}", fuzz_program(seed)) for seed in range(start, stop)]

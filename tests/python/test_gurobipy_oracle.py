@@ -5,7 +5,8 @@ under `trex lp-equiv`). The full sweep is bench/gurobipy_oracle.bench.sh.
 
 The subset: 40 B4O reference programs (every 20th B4O-Feasible and B4O-ORGEval item, plus the documented
 exceptions and the quadratic items), all of the layer's own test programs (gurobipy_oracle_api.py), every
-general-constraint / PWL / multi-objective program (gurobipy_oracle_genconstr.py, issue #25 point 3) and one
+general-constraint / PWL / multi-objective program (gurobipy_oracle_genconstr.py, issue #25 point 3), the first
+40 generated ones (genconstr_fuzz; the bench runs 400) and one
 `trex synth` code answer per family x variant (data/gurobipy_oracle_synth.jsonl, written by
 `gurobipy_oracle.py subset DIR OUT` from `trex synth --count 3000 --seed 11 --test-count 10
 --mix task=full_model:1,code_only:1`; every representation and task occurs)."""
@@ -73,12 +74,14 @@ class LiveOracle(unittest.TestCase):
     def test_subset_agrees(self):
         programs = ([p for p in go.b4o_programs("feasible") if p["id"] in B4O_FEASIBLE]
                     + [p for p in go.b4o_programs("orgeval") if p["id"] in B4O_ORGEVAL]
-                    + go.api_programs() + go.genconstr_programs() + go.load_jsonl(os.path.join(HERE, "data", "gurobipy_oracle_synth.jsonl")))
+                    + go.api_programs() + go.genconstr_programs() + go.genconstr_fuzz_programs(0, 40)
+                    + go.load_jsonl(os.path.join(HERE, "data", "gurobipy_oracle_synth.jsonl")))
         found = {(p["set"], p["id"]) for p in programs}
         self.assertEqual({("b4o_feasible", i) for i in B4O_FEASIBLE} - found, set())
         self.assertEqual({("b4o_orgeval", i) for i in B4O_ORGEVAL} - found, set())
         self.assertEqual(sum(p["set"] == "synth" for p in programs), 28)
         self.assertGreaterEqual(sum(p["set"] == "genconstr" for p in programs), 30)
+        self.assertEqual(sum(p["set"] == "genconstr_fuzz" for p in programs), 40)
         counts, lpkinds, report = go.sweep(programs, reference_python(), "/usr/bin/python3", go.default_trex())
         go.print_report(counts, lpkinds, report)
         wrong = []
