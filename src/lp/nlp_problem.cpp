@@ -10,6 +10,11 @@
 
 namespace trex::lp::detail {
 
+std::mutex& nlp_solver_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 NlpProblem::NlpProblem(const Model& model) {
   n_ = model.num_vars();
   m_ = model.num_rows();

@@ -4,6 +4,7 @@
 // Jacobian and of the Lagrangian's Hessian (lower triangle), and evaluates f, grad f, g, its Jacobian and the
 // Hessian; both adapters (solver_ipopt.cpp, solver_bonmin.cpp) only forward to it.
 #pragma once
+#include <mutex>
 #include <vector>
 
 #include "lp/model.hpp"
@@ -11,6 +12,10 @@
 namespace trex::lp::detail {
 
 constexpr double kNlpInf = 1e19;  // Ipopt's default nlp_{lower,upper}_bound_inf
+
+// Held for the whole of an Ipopt or Bonmin solve: Debian's Ipopt 3.11 drives the sequential MUMPS, whose MPI stub
+// keeps global state, so two solves must not overlap (the eval fork server solves from several threads).
+std::mutex& nlp_solver_mutex();
 
 class NlpProblem {
  public:

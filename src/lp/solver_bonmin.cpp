@@ -2,7 +2,8 @@
 // NLP-based branch and bound (B-BB, Ipopt at every node), which is exact for convex models and a heuristic
 // (its optimum only local) for nonconvex ones. Silent (the journalist's console journal is removed; the log
 // goes to stderr only when verbose), reads no bonmin.opt / ipopt.opt, deterministic; the time limit is
-// Bonmin's time_limit.
+// Bonmin's time_limit (CPU seconds, as CBC counts them).
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,7 @@ SolveResult solve_bonmin(const Model& model, const SolveOptions& options, bool c
   SolveResult out;
   out.solver = "bonmin";
   const NlpProblem problem(model);
+  std::lock_guard<std::mutex> one_at_a_time(nlp_solver_mutex());
   Ipopt::SmartPtr<BonminAdapter> minlp = new BonminAdapter(problem);
   try {
     Bonmin::BonminSetup setup;

@@ -1,7 +1,10 @@
 // Ipopt backend for continuous quadratic models (objective and/or rows): the NlpProblem behind Ipopt's TNLP,
 // solved by the interior-point method with MUMPS. Silent (no console journal; the log goes to stderr only
 // when verbose), reads no ipopt.opt, and is deterministic (one thread, the same start: 0 clipped into the
-// bounds). The time limit is Ipopt's max_cpu_time (3.11 has no wall-clock limit; the solve is one thread).
+// bounds). The time limit is wall-clock, checked at every iteration by the intermediate callback (Ipopt 3.11's
+// max_cpu_time counts the whole process's CPU, other threads' included).
+#include <chrono>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,7 +25,19 @@ using Ipopt::Number;
 
 class IpoptAdapter : public Ipopt::TNLP {
  public:
-  explicit IpoptAdapter(const NlpProblem& p) : p_(p) {}
+  using Clock = std::chrono::steady_clock;
+  IpoptAdapter(const NlpProblem& p, double time_limit) : p_(p), limited_(time_limit > 0.0) {
+    if (limited_)
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit));
+  }
+  bool intermediate_callback(Ipopt::AlgorithmMode, Index, Number, Number, Number, Number, Number, Number, Number,
+                             Number, Index, const Ipopt::IpoptData*, Ipopt::IpoptCalculatedQuantities*) override {
+    if (limited_ && Clock::now() >= deadline_) {
+      timed_out = true;
+      return false;  // Ipopt stops with User_Requested_Stop
+    }
+    return true;
+  }
 
   bool get_nlp_info(Index& n, Index& m, Index& nnz_jac_g, Index& nnz_h_lag, IndexStyleEnum& style) override {
     n = p_.n();
@@ -86,9 +101,12 @@ class IpoptAdapter : public Ipopt::TNLP {
 
   Ipopt::SolverReturn final_status = Ipopt::UNASSIGNED;
   std::vector<double> solution;
+  bool timed_out = false;
 
  private:
   const NlpProblem& p_;
+  bool limited_;
+  Clock::time_point deadline_{};
 };
 
 }  // namespace
@@ -97,7 +115,8 @@ SolveResult solve_ipopt(const Model& model, const SolveOptions& options, bool co
   SolveResult out;
   out.solver = "ipopt";
   const NlpProblem problem(model);
-  Ipopt::SmartPtr<IpoptAdapter> nlp = new IpoptAdapter(problem);
+  std::lock_guard<std::mutex> one_at_a_time(nlp_solver_mutex());
+  Ipopt::SmartPtr<IpoptAdapter> nlp = new IpoptAdapter(problem, options.time_limit);
   Ipopt::SmartPtr<Ipopt::IpoptApplication> app = new Ipopt::IpoptApplication(/*create_console_out=*/false);
   if (options.verbose) app->Jnlst()->AddFileJournal("trex_stderr", "stderr", Ipopt::J_ITERSUMMARY);
   auto& o = *app->Options();
@@ -108,7 +127,6 @@ SolveResult solve_ipopt(const Model& model, const SolveOptions& options, bool co
   o.SetNumericValue("bound_relax_factor", 0.0);  // the point stays inside the bounds as written
   o.SetStringValue("mu_strategy", "adaptive");
   o.SetIntegerValue("max_iter", 10000);
-  if (options.time_limit > 0.0) o.SetNumericValue("max_cpu_time", options.time_limit);
   std::istringstream no_options_file;  // never reads ./ipopt.opt
   if (app->Initialize(no_options_file) != Ipopt::Solve_Succeeded) {
     out.status = SolveStatus::Error;
@@ -134,7 +152,8 @@ SolveResult solve_ipopt(const Model& model, const SolveOptions& options, bool co
       out.status = SolveStatus::Unbounded;
       out.message = "Ipopt's iterates diverged (objective unbounded or no finite optimum)";
       return out;
-    case Ipopt::Maximum_CpuTime_Exceeded:
+    case Ipopt::User_Requested_Stop:
+      if (!nlp->timed_out) break;
       out.status = SolveStatus::TimeLimit;
       return out;
     default: break;

@@ -153,6 +153,14 @@ TEST(QuadraticSolve, InfeasibleConvexModel) {
   EXPECT_TRUE(r.x.empty());
 }
 
+TEST(QuadraticSolve, TimeLimitStopsIpopt) {
+  SolveOptions o;
+  o.time_limit = 1e-9;  // past at Ipopt's first iteration callback
+  const SolveResult r = solve(read_lp_string(kConvexQp, "q.lp"), Backend::Cbc, o);
+  EXPECT_EQ(r.status, SolveStatus::TimeLimit) << r.message;
+  EXPECT_TRUE(r.x.empty());
+}
+
 TEST(QuadraticSolve, SilentAndDeterministic) {
   for (const char* text : {kConvexQp, kMiqp, kNonconvex}) {
     ::testing::internal::CaptureStdout();
