@@ -1,8 +1,8 @@
 // Bonmin backend for mixed-integer quadratic models: the NlpProblem behind Bonmin's TMINLP, solved by Bonmin's
 // NLP-based branch and bound (B-BB, Ipopt at every node), which is exact for convex models and a heuristic
-// (its optimum only local) for nonconvex ones. Silent (the journalist's console journal is removed; the log
-// goes to stderr only when verbose), reads no bonmin.opt / ipopt.opt, deterministic; the time limit is
-// Bonmin's time_limit (CPU seconds, as CBC counts them).
+// (its optimum only local) for nonconvex ones. Silent: the journalist's console journal is removed, Ipopt's log
+// goes to stderr only when verbose, and Bonmin's own B&B log (COIN writes it to stdout) is never on. Reads no
+// bonmin.opt / ipopt.opt, deterministic; the time limit is Bonmin's time_limit (CPU seconds, as CBC counts them).
 #include <mutex>
 #include <string>
 #include <vector>
@@ -116,8 +116,10 @@ SolveResult solve_bonmin(const Model& model, const SolveOptions& options, bool c
     setup.readOptionsString("");  // options come from here only: never ./bonmin.opt
     auto& o = *setup.options();
     o.SetStringValue("bonmin.algorithm", "B-BB");
-    o.SetIntegerValue("bonmin.bb_log_level", options.verbose ? 2 : 0);
-    o.SetIntegerValue("bonmin.nlp_log_level", options.verbose ? 1 : 0);
+    // Bonmin's own B&B / NLP logs go through COIN message handlers to stdout: always off (verbose shows Ipopt's
+    // journal on stderr only)
+    o.SetIntegerValue("bonmin.bb_log_level", 0);
+    o.SetIntegerValue("bonmin.nlp_log_level", 0);
     o.SetIntegerValue("bonmin.lp_log_level", 0);
     o.SetIntegerValue("print_level", options.verbose ? 5 : 0);
     o.SetStringValue("sb", "yes");
