@@ -76,6 +76,16 @@ TEST(QuadraticSolve, MiqpIsProvenByBonmin) {
   EXPECT_NEAR(r.x[1], 1.0, 1e-6);
 }
 
+TEST(QuadraticSolve, ConvexMiqcpIsProvenByBonmin) {
+  // integers in the disk x^2 + y^2 <= 2.5, max x + y: (1, 1); the continuous optimum (1.118, 1.118) is not integral
+  const SolveResult r = solve_text("Maximize\n obj: x + y\nSubject To\n disk: [ x ^2 + y ^2 ] <= 2.5\n"
+                                   "Bounds\n -3 <= x <= 3\n -3 <= y <= 3\nGeneral\n x y\nEnd\n");
+  ASSERT_EQ(r.status, SolveStatus::Optimal) << r.message;
+  EXPECT_EQ(r.solver, "bonmin");
+  EXPECT_EQ(r.proof, "convex");
+  EXPECT_NEAR(r.objective, 2.0, 1e-7);
+}
+
 TEST(QuadraticSolve, NonconvexWithoutGlobalSearchIsOnlyLocal) {
   const SolveResult r = solve_local(kNonconvex);
   ASSERT_EQ(r.status, SolveStatus::LocalOptimal) << r.message;
