@@ -86,6 +86,34 @@ class WriteAndCount(unittest.TestCase):
                          [0, 1, 2, 3, 4, 7, 7, 0, 2, 7, 8])
         self.assertEqual(m.getGenConstrs()[6].GenConstrName, "GC6")
 
+    def test_multi_objective_and_pwl_objective_text(self):
+        # both texts as gurobipy 13.0.3 writes them (reference environment, 2026-12-02)
+        m = gp.Model("mo")
+        x = m.addVars(3, ub=5, name="x")
+        m.addConstr(x[0] + x[1] <= 4)
+        m.setObjective(x[0] + 1.5)
+        m.setObjectiveN(x[1] - 2, 2, priority=3, weight=-1, abstol=0.5, reltol=0.01, name="second")
+        self.assertEqual(lp_text(m).split("\n", 2)[2], (
+            "Minimize multi-objectives\n"
+            "  OBJ0: Priority=0 Weight=1 AbsTol=1e-06 RelTol=0\n"
+            "   x[0] + 0 x[2] + 1.5 Constant0\n"
+            "  OBJ1: Priority=0 Weight=1 AbsTol=1e-06 RelTol=0\n"
+            "  \n"
+            "  second: Priority=3 Weight=-1 AbsTol=0.5 RelTol=0.01\n"
+            "   x[1] - 2 Constant2\n"
+            "Subject To\n R0: x[0] + x[1] <= 4\nBounds\n x[0] <= 5\n x[1] <= 5\n x[2] <= 5\n"
+            " Constant0 = 1\n Constant2 = 1\nEnd\n"))
+        self.assertEqual((m.NumObj, m.IsMultiObj), (3, 1))
+        p = gp.Model("po")
+        x = p.addVar(lb=-1, ub=5, name="x")
+        y = p.addVar(ub=5, name="y")
+        p.addConstr(x + y >= 3)
+        p.setObjective(y + 0)
+        p.setPWLObj(x, [0, 2, 4], [0, 1, 5])
+        self.assertEqual(lp_text(p).split("\n", 2)[2], (
+            "Minimize\n  __pwl(x) + y\nSubject To\n R0: x + y >= 3\nBounds\n -1 <= x <= 5\n y <= 5\n"
+            "PWLObj\n x: (0, 0) (2, 1) (4, 5)\nEnd\n"))
+
     def test_reformulation_only_in_the_solved_text(self):
         m = build_all()
         m.update()
