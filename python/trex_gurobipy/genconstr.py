@@ -1,12 +1,13 @@
-"""General constraints (max, min, abs, and, or, indicator, piecewise-linear) and piecewise-linear objectives:
+"""General constraints (max, min, abs, and, or, norm, indicator, piecewise-linear) and piecewise-linear objectives:
 how they are stored, written in Gurobi's LP dialect, and reformulated into linear rows plus binaries for the
 solve (docs/gurobipy-layer.md, "General constraints").
 
 The user's model keeps them as GenConstr objects, so NumVars / NumConstrs / NumGenConstrs and `write()` are
 gurobipy's (an LP file with Gurobi's indicator rows, `General Constraints` and `PWLObj` sections). Only the LP
 text handed to `trex solve` (Model._snapshot(canonical=True)) holds the exact MILP reformulation: extra columns
-(binaries and weights, named after the user's C<i>) and rows (G<k>_<j>). Big-M values come from variable bounds;
-a bound the reformulation needs and the model does not give raises GurobiError 10024 naming the variable.
+(binaries and weights, named after the user's C<i>) and rows (G<k>_<j>). Big-M values come from variable bounds,
+tightened by what the linear rows imply when a declared bound is missing (_Builder.propagate); a bound the
+reformulation needs that neither gives raises GurobiError 10024 naming the variable.
 
 Semantics pinned against gurobipy 13.0.3 (tests/python/gurobipy_oracle_genconstr.py):
 - the indicator variable of an indicator constraint and the operands / resultant of AND / OR are forced into
@@ -19,7 +20,7 @@ Semantics pinned against gurobipy 13.0.3 (tests/python/gurobipy_oracle_genconstr
 """
 import math
 
-from .expr import GenExpr, LinExpr, Var, _AttrObject, is_number
+from .expr import LinExpr, Var, _AttrObject, is_number
 from .grb import GRB, GurobiError, ERROR_UNSUPPORTED
 from . import lpwriter
 
