@@ -391,6 +391,18 @@ class Model(_gmodel.Model):
             return PARAM_DEFAULTS[key]
         raise CoptError(RETCODE_INVALID, f"Unknown parameter: '{name}'")
 
+    @property
+    def param(self):
+        """model.param.TimeLimit (read or set), as coptpy's ParamSetting."""
+        return _ParamSetting(self)
+
+    def getParamInfo(self, name):
+        key = str(name).lower()
+        if key not in PARAM_DEFAULTS and key not in self._m_params._values:
+            raise CoptError(RETCODE_INVALID, f"Unknown parameter: '{name}'")
+        default = PARAM_DEFAULTS.get(key, self._m_params._values.get(key))
+        return (name, self.getParam(name), default)
+
     def resetParam(self):
         self._m_params._values.clear()
 
@@ -533,6 +545,28 @@ class Model(_gmodel.Model):
 
     def __repr__(self):
         return f"<coptpy.Model: {self._m_name}>"
+
+
+class _ParamSetting:
+    """coptpy's model.param: attribute reads are getParam, writes setParam (known names; others are an
+    AttributeError, as coptpy raises for a name it does not know)."""
+    __slots__ = ("_model",)
+
+    def __init__(self, model):
+        object.__setattr__(self, "_model", model)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._model.getParam(name)
+        except CoptError:
+            raise AttributeError(f"Invalid parameter name '{name}'") from None
+
+    def __setattr__(self, name, value):
+        if str(name).lower() not in PARAM_DEFAULTS:
+            raise AttributeError(f"Invalid parameter name '{name}'")
+        self._model.setParam(name, value)
 
 
 def _copt_errors(method):

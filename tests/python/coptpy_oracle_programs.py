@@ -749,3 +749,22 @@ model.setObjective(cost - 2 * x, COPT.MINIMIZE)
 model.solve()
 print(model.objval)
 """)
+
+program("param_setting_attribute")("""
+import coptpy as cp
+from coptpy import COPT
+
+env = cp.Envr()
+model = env.createModel("ParamSetting")
+RESULT = {"default": model.param.TimeLimit}
+model.param.TimeLimit = 30
+model.param.Logging = 0
+RESULT["set"] = [model.param.TimeLimit, model.getParam(COPT.Param.TimeLimit), model.param.Logging]
+try:
+    model.param.NoSuchParameter
+except AttributeError:
+    RESULT["unknown"] = "AttributeError"
+x = model.addVar(lb=0, ub=4, vtype=COPT.INTEGER, name="x")
+model.setObjective(x, COPT.MAXIMIZE)
+model.solve()
+""")
