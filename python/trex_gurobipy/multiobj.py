@@ -9,7 +9,8 @@ Gurobi's semantics, pinned against gurobipy 13.0.3 (tests/python/gurobipy_oracle
   apply the tolerances to LPs; it fixes the variables whose reduced cost exceeds ObjNAbsTol, which the layer,
   without duals, cannot do: with a large AbsTol an LP level may degrade under Gurobi and not here);
 - Status is the last level's (TimeLimit bounds the whole solve; a level left without time ends it with
-  TIME_LIMIT), ObjVal the value of objective 0 at the final solution, ObjNVal (with
+  TIME_LIMIT; a later level that is unbounded or infeasible gives its status and keeps the earlier level's
+  point, as Gurobi does), ObjVal the value of objective 0 at the final solution, ObjNVal (with
   Params.ObjNumber) each objective's unweighted value; an infeasible first level leaves no solution.
 """
 import time
@@ -163,6 +164,7 @@ def optimize(model, solve_model):
     had_limit = "timelimit" in params
     limit = float(model._m_params._get("TimeLimit"))
     start = time.monotonic()
+    kept = None
     try:
         for lvl, pr in enumerate(levels):
             if limit < 1e100:  # TimeLimit bounds the whole hierarchical solve, as in Gurobi
@@ -190,7 +192,12 @@ def optimize(model, solve_model):
                 object.__setattr__(model, "_m_stage", {"obj": coef, "objcon": const, "rows": list(rows)})
                 solve_model(model)
             if model._m_status not in (GRB.OPTIMAL,) or model._m_solcount == 0:
+                if kept is not None:  # a later level failed: Gurobi keeps the earlier level's point (its status
+                    for v, val in zip(model._m_vars, kept):  # is the failing level's, e.g. UNBOUNDED)
+                        object.__setattr__(v, "_x", val)
+                    object.__setattr__(model, "_m_solcount", 1)
                 break
+            kept = [v._x for v in model._m_vars]
             z = model._m_objval
             # MIP: the next levels may degrade this one by max(AbsTol, RelTol |z|); LP: it keeps its optimum
             tol = max(max(info(model, i).abstol, info(model, i).reltol * abs(z)) for i in members) if mip else 0.0

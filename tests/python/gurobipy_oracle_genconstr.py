@@ -438,6 +438,27 @@ for i in range(2):
     RESULT["names"].append([model.ObjNName, model.ObjNPriority, model.ObjNRelTol, model.ObjNVal])
 """)
 
+program("mo_later_level_unbounded")("""
+import gurobipy as gp
+from gurobipy import GRB
+model = gp.Model("mounb")
+x = model.addVar(ub=4, name="x")
+y = model.addVar(name="y")             # no upper bound: the second level is unbounded
+model.addConstr(x <= 3, "c")
+model.ModelSense = GRB.MAXIMIZE
+model.setObjectiveN(x, 0, priority=2)
+model.setObjectiveN(y, 1, priority=1)
+model.optimize()
+RESULT = {"status": model.Status, "sol": model.SolCount, "obj": model.ObjVal, "x": x.X}
+first = gp.Model("mounb1")
+u = first.addVar(ub=4, name="u")
+w = first.addVar(name="w")
+first.setObjectiveN(-w, 0, priority=2)
+first.setObjectiveN(u, 1, priority=1)
+first.optimize()
+RESULT["first"] = [first.Status, first.SolCount]
+""")
+
 program("mo_infeasible")("""
 import gurobipy as gp
 model = gp.Model("moinf")
