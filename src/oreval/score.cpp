@@ -496,9 +496,11 @@ Outcome score_response(const Benchmark& bench, const BenchItem& item, AnswerStyl
     o.kind = "harness_error";
     o.detail = e.what();
   }
-  if (style != AnswerStyle::Lp)  // which API the answer used (results.jsonl "api")
-    o.api = detect_api(bench.kind == TargetKind::Structure ? extract_code_orgeval(response)
-                                                           : extract_code_solver(response)).name();
+  if (style != AnswerStyle::Lp) {  // which API the answer used (results.jsonl "api"; none without code)
+    const std::string code =
+        bench.kind == TargetKind::Structure ? extract_code_orgeval(response) : extract_code_solver(response);
+    if (!trim(code).empty()) o.api = detect_api(code).name();
+  }
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }

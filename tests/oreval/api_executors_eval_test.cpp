@@ -144,7 +144,7 @@ const Case kCases[] = {{"copt_orlm", kCoptOrlm, 11},          {"copt_unsolved", 
                        {"copt_infeasible", kCoptInfeasible, 0}, {"pulp_default", kPulpDefault, 11},
                        {"pulp_cbc", kPulpCbc, 20},              {"pulp_unsolved", kPulpUnsolved, 7.5},
                        {"pulp_infeasible", kPulpInfeasible, 0}, {"pulp_cbc_victim", kPulpCbcVictim, -489.75},
-                       {"pyomo", kPyomo, 1},
+                       {"pyomo", kPyomo, 1},                    {"no_code", "", 1},
                        {"gurobipy", kGurobipy, 8}};
 
 std::map<std::string, trex::Json> eval(const fs::path& dir, const std::string& out, const std::string& extra) {
@@ -168,7 +168,8 @@ TEST(ApiExecutorsEval, EachAnswerRunsOnItsApi) {
   std::string items, responses;
   for (const auto& c : kCases) {
     items += trex::Json{{"id", c.id}, {"problem", "p"}, {"answer", c.answer}}.dump() + "\n";
-    responses += trex::Json{{"id", c.id}, {"response", fenced(c.code)}}.dump() + "\n";
+    const std::string response = *c.code ? fenced(c.code) : std::string("   ");
+    responses += trex::Json{{"id", c.id}, {"response", response}}.dump() + "\n";
   }
   trex::write_file_atomic(dir / "apis.jsonl", items);
   trex::write_file_atomic(dir / "responses.jsonl", responses);
@@ -200,6 +201,9 @@ TEST(ApiExecutorsEval, EachAnswerRunsOnItsApi) {
     EXPECT_EQ(r["pyomo"]["kind"], "unsupported_api");
     EXPECT_EQ(r["pyomo"]["api"], "pyomo");
     EXPECT_NE(r["pyomo"]["detail"].get<std::string>().find("pyomo"), std::string::npos);
+    // No code, no API.
+    EXPECT_EQ(r["no_code"]["kind"], "no_code");
+    EXPECT_FALSE(r["no_code"].contains("api"));
   }
   fs::remove_all(dir);
 }
