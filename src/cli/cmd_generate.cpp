@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cuda/device_select.hpp"
 #include "infer/engine.hpp"
 #include "util/jsonl.hpp"
 #include "util/progress.hpp"
@@ -19,7 +20,7 @@ using trex::Json;
 using namespace trex::infer;
 
 struct GenerateOpts {
-  std::string ckpt, tokenizer, prompt, input, output;
+  std::string ckpt, tokenizer, prompt, input, output, device = "cpu";
   bool chat = false;
   int max_tokens = 256, top_k = 0, max_context = 2048, batch = 8, logprobs = -1;
   bool echo = false;
@@ -73,6 +74,7 @@ std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const
 }
 
 int run(const GenerateOpts& o) {
+  trex::cuda::require_device(trex::cuda::parse_device(o.device), "trex generate");  // before anything is read
   if (o.prompt.empty() == o.input.empty()) throw trex::Error("generate: give exactly one of --prompt and --input");
   if (o.echo && o.logprobs < 0) throw trex::Error("generate: --echo scores the prompt's tokens and needs --logprobs K");
   // Read and validate every record before loading the model, so bad input fails fast.
@@ -166,6 +168,8 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
                                             "1) and the K most likely alternatives; output becomes JSON")
       ->check(CLI::Range(0, 100));
   sub.add_flag("--echo", o->echo, "With --logprobs: also score every prompt token after the first (prompt_logprobs)");
+  sub.add_option("--device", o->device, "cpu (default) or cuda (the model does not run on CUDA yet: refused, "
+                                        "with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cuda/device_select.hpp"
 #include "train/trainer.hpp"
 
 namespace {
@@ -13,6 +14,7 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
   auto data = std::make_shared<std::string>(), out = std::make_shared<std::string>(),
        init = std::make_shared<std::string>(), tokenizer = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
+  auto device = std::make_shared<std::string>("cpu");
   sub.add_option("--config", o->config, "Preset (tiny, bench, small) or config.json (default: --init's, else tiny)");
   sub.add_option("--data", *data, "Packed data folder (trex data pack: cpt.json or sft.json)")->required();
   sub.add_option("--mode", o->mode, "cpt or sft")->required()->check(CLI::IsMember({"cpt", "sft"}));
@@ -41,6 +43,9 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
                "Dense indexer warm-up: CSA attends densely, KL over all visible entries, only the indexer learns");
   sub.add_option("--matmul", o->matmul, "Matrix products: fp32 (default) or bf16 (AVX512_BF16, fp32 accumulation)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  sub.add_option("--device", *device,
+                 "cpu (default) or cuda (the model does not run on CUDA yet: refused, with the reason)")
+      ->check(CLI::IsMember(trex::cuda::device_names()));
   sub.add_option("--peak-gflops", o->peak_gflops, "MFU denominator in GFLOP/s (default 433: FP32, 2 cores)");
   sub.add_option("--spike-z", o->spike_z, "Skip a step whose loss or grad-norm z-score exceeds this (0: off)");
   sub.add_option("--spike-window", o->spike_window, "Steps in the spike guard's running window");
@@ -54,7 +59,8 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
       ->group("");
   sub.add_option("--checkpoint-pause-ms", o->checkpoint_pause_ms, "Test hook: pause inside checkpoint writes")
       ->group("");
-  return [o, data, out, init, tokenizer, quiet] {
+  return [o, data, out, init, tokenizer, quiet, device] {
+    trex::cuda::require_device(trex::cuda::parse_device(*device), "trex train");  // before anything is read
     o->data = *data;
     o->out = *out;
     o->init = *init;

@@ -1,0 +1,118 @@
+// The device layer every build has (src/cuda/device.hpp, device_select.hpp): --device parsing, availability()'s
+// answer and its reason, and the CLI's error when CUDA is asked for — "CUDA asked for but <reason>" on a machine
+// without a usable device, "not implemented yet for this command" on one with a device (no command runs on CUDA
+// yet), never a silent CPU run. In CUDA builds also TREX_CUDA_CHECK's message (file:line, call, runtime's words).
+// None of these needs a GPU; each checks the branch this machine takes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cuda/device.hpp"
+#include "cuda/device_select.hpp"
+#include "run_command.hpp"
+#include "util/error.hpp"
+#if TREX_HAVE_CUDA
+#include "cuda/check.hpp"
+#endif
+
+using namespace trex::cuda;
+
+TEST(CudaDevice, ParseDevice) {
+  EXPECT_EQ(parse_device("cpu"), Device::cpu);
+  EXPECT_EQ(parse_device("cuda"), Device::cuda);
+  EXPECT_STREQ(device_name(Device::cuda), "cuda");
+  try {
+    parse_device("gpu");
+    FAIL() << "parse_device(\"gpu\") did not throw";
+  } catch (const trex::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'gpu' is not a device (cpu or cuda)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaDevice, AvailabilityHasAReasonExactlyWhenAbsent) {
+  const Availability& a = availability();
+  EXPECT_EQ(a.ok, a.reason.empty()) << a.reason;
+  EXPECT_EQ(a.ok, a.devices > 0);
+  EXPECT_EQ(a.ok, !a.name.empty());
+  if (!built_with_cuda()) {
+    EXPECT_FALSE(a.ok);
+    EXPECT_NE(a.reason.find("built without the CUDA backend"), std::string::npos) << a.reason;
+  } else if (!a.ok) {
+    // the runtime's own words: no driver (this development machine, MACHINE.md §8) or no device
+    EXPECT_NE(a.reason.find("no usable CUDA device"), std::string::npos) << a.reason;
+  }
+  std::string why;
+  EXPECT_EQ(available(&why), a.ok);
+  EXPECT_EQ(why, a.reason);
+}
+
+TEST(CudaDevice, RequireDeviceNeverFallsBackSilently) {
+  EXPECT_NO_THROW(require_device(Device::cpu, "trex train"));
+  try {
+    require_device(Device::cuda, "trex train");
+    FAIL() << "require_device(cuda) returned: no command runs on CUDA yet";
+  } catch (const trex::Error& e) {
+    const std::string m = e.what();
+    if (!available()) {
+      EXPECT_NE(m.find("trex train --device cuda: CUDA asked for but " + availability().reason), std::string::npos)
+          << m;
+    } else {
+      EXPECT_NE(m.find("not implemented yet for this command"), std::string::npos) << m;
+      EXPECT_NE(m.find(availability().name), std::string::npos) << m;
+    }
+  }
+}
+
+namespace {
+// The message `trex <cmd> --device cuda` must stop with on this machine.
+std::string expected_device_error(const std::string& cmd) {
+  if (!available()) return "error: trex " + cmd + " --device cuda: CUDA asked for but " + availability().reason;
+  return "not implemented yet for this command";
+}
+}  // namespace
+
+TEST(CudaDevice, TrainAndGenerateRefuseCudaWithTheReason) {
+  const std::string bin = TREX_BIN_PATH;
+  // The data / checkpoint paths do not exist: the device check comes first, before anything is read.
+  const std::string train = bin + " train --device cuda --mode cpt --data /nonexistent/pack --out /nonexistent/out";
+  const std::string gen = bin + " generate --device cuda --ckpt /nonexistent/ckpt --prompt hi";
+  for (const auto& [cmd, line] : {std::pair{std::string("train"), train}, std::pair{std::string("generate"), gen}}) {
+    int rc = 0;
+    const std::string out = trex::testing::run_command(line, rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find(expected_device_error(cmd)), std::string::npos) << out;
+  }
+  // --device cpu is the default and goes on to the command's own work (here: the missing checkpoint).
+  int rc = 0;
+  const std::string out =
+      trex::testing::run_command(bin + " generate --device cpu --ckpt /nonexistent/ckpt --prompt hi", rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_EQ(out.find("--device"), std::string::npos) << out;
+  EXPECT_NE(out.find("/nonexistent/ckpt"), std::string::npos) << out;
+  // Anything but cpu / cuda is refused by the parser.
+  const std::string bad = trex::testing::run_command(bin + " generate --device gpu --ckpt x --prompt hi", rc);
+  EXPECT_EQ(rc, 2) << bad;
+  EXPECT_NE(bad.find("--device"), std::string::npos) << bad;
+}
+
+#if TREX_HAVE_CUDA
+TEST(CudaDevice, CheckMacroNamesFileLineCallAndError) {
+  // Device 1<<20 exists nowhere: without a driver the runtime says so, with one it says the device is invalid.
+  const cudaError_t expected = cudaSetDevice(1 << 20);
+  ASSERT_NE(expected, cudaSuccess);
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    TREX_CUDA_CHECK(cudaSetDevice(1 << 20));
+    FAIL() << "TREX_CUDA_CHECK did not throw";
+  } catch (const trex::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("device_test.cpp:" + std::to_string(line) + ": cudaSetDevice(1 << 20) failed: "),
+              std::string::npos) << m;
+    EXPECT_NE(m.find(cudaGetErrorName(expected)), std::string::npos) << m;
+    EXPECT_NE(m.find(cudaGetErrorString(expected)), std::string::npos) << m;
+  }
+}
+#else
+TEST(CudaDevice, BuiltWithoutCuda) { EXPECT_FALSE(built_with_cuda()); }
+#endif

@@ -1,0 +1,22 @@
+# gpu-labelled tests of the CUDA backend (included by tests/CMakeLists.txt in CUDA builds only): the op-check
+# harness (gpu/op_check.*, gpu/op_cases.*), its GoogleTest driver trex_cuda_gpu_tests (every test SKIPPED with the
+# reason without a device) and its perf driver trex_cuda_op_perf (scripts/gpu-check.sh; not a ctest).
+set(gpu_dir ${CMAKE_CURRENT_SOURCE_DIR}/cuda/gpu)
+add_library(trex_cuda_op_check STATIC ${gpu_dir}/op_check.cpp ${gpu_dir}/op_cases.cpp)
+target_link_libraries(trex_cuda_op_check PUBLIC trex_cuda_ops trex_nn trex_util)
+target_include_directories(trex_cuda_op_check PUBLIC ${gpu_dir})
+
+add_executable(trex_cuda_gpu_tests ${gpu_dir}/ops_test.cpp ${gpu_dir}/device_layer_test.cpp)
+target_link_libraries(trex_cuda_gpu_tests PRIVATE trex_cuda_op_check trex_testing GTest::gtest GTest::gtest_main)
+gtest_discover_tests(trex_cuda_gpu_tests
+  DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS gpu
+             ENVIRONMENT_MODIFICATION "OPENBLAS_NUM_THREADS=set:1"
+             TIMEOUT 600)
+
+add_executable(trex_cuda_op_perf ${gpu_dir}/op_perf.cpp)
+target_link_libraries(trex_cuda_op_perf PRIVATE trex_cuda_op_check)
+set_target_properties(trex_cuda_op_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+
+# The harness's comparisons are tested without a device, in the module's ordinary test binary.
+target_link_libraries(trex_cuda_tests PRIVATE trex_cuda_op_check)

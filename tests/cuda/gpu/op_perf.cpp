@@ -1,0 +1,78 @@
+// trex_cuda_op_perf: the op-check harness in perf mode (issue #24 point 5). Every op at the model's sizes: checked
+// against the CPU reference (sampled rows for the large GEMMs) and timed with events (1 warm-up + --iters calls),
+// printed as one line per op with its time and achieved GB/s / TFLOP/s, and written as JSON lines to --out.
+// Exit status: 0 every check passed, 1 a check failed, 3 no usable CUDA device (the reason is printed).
+// scripts/gpu-check.sh runs it.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda/device.hpp"
+#include "op_cases.hpp"
+#include "util/error.hpp"
+
+using namespace trex::cuda;
+using namespace trex::cuda::check;
+
+int main(int argc, char** argv) {
+  std::string out;
+  int iters = 20;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;  // smaller shapes (a first look, seconds)
+    else {
+      std::fprintf(stderr, "usage: trex_cuda_op_perf [--out FILE.jsonl] [--iters N] [--quick]\n");
+      return 2;
+    }
+  }
+  if (!available()) {
+    std::printf("SKIPPED: %s\n", availability().reason.c_str());
+    return 3;
+  }
+  std::printf("device: %s\n", availability().name.c_str());
+  std::vector<OpReport> reps;
+  try {
+    Harness h(/*perf=*/true, iters, size_t(1) << 30);
+    Blas blas;
+    const int64_t big = quick ? 2048 : 8192, tok = quick ? 2048 : 8192;
+    // dense products: square (the ceiling) and the three products of a linear at hidden 4096 -> 4096
+    reps.push_back(check_gemm(h, blas, GemmType::bf16, false, true, big, big, big, 0.0f, 8));
+    reps.push_back(check_gemm(h, blas, GemmType::bf16, false, true, tok, 4096, 4096, 0.0f, 8));
+    reps.push_back(check_gemm(h, blas, GemmType::bf16, false, false, tok, 4096, 4096, 0.0f, 8));
+    reps.push_back(check_gemm(h, blas, GemmType::bf16, true, false, 4096, 4096, tok, 1.0f, 8));
+    reps.push_back(check_gemm(h, blas, GemmType::fp32, false, true, big / 2, big / 2, big / 2, 0.0f, 8));
+    reps.push_back(check_bf16_round(h, tok * 4096));
+    reps.push_back(check_rmsnorm(h, tok, 4096, true));
+    reps.push_back(check_rope(h, tok, 64, 512, 64));
+    reps.push_back(check_swiglu(h, tok * 2048, 10.0f));
+    reps.push_back(check_xent(h, quick ? 256 : 2048, 129280, 1.0f / 2048));
+  } catch (const trex::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  bool ok = true;
+  FILE* f = out.empty() ? nullptr : std::fopen(out.c_str(), "w");
+  if (!out.empty() && !f) {
+    std::fprintf(stderr, "error: cannot write %s\n", out.c_str());
+    return 1;
+  }
+  for (const OpReport& r : reps) {
+    ok = ok && r.ok();
+    std::printf("%s\n", r.str().c_str());
+    if (f) {
+      const double s = r.ms * 1e-3;
+      std::fprintf(f,
+                   "{\"op\": \"%s\", \"shape\": \"%s\", \"ok\": %s, \"ms\": %.6f, \"gb_per_s\": %.3f, "
+                   "\"tflop_per_s\": %.3f}\n",
+                   r.op.c_str(), r.shape.c_str(), r.ok() ? "true" : "false", r.ms, s > 0 ? r.bytes / s / 1e9 : 0.0,
+                   s > 0 && r.flops > 0 ? r.flops / s / 1e12 : 0.0);
+    }
+  }
+  if (f) std::fclose(f);
+  std::printf("%s\n", ok ? "all op checks passed" : "SOME OP CHECKS FAILED");
+  return ok ? 0 : 1;
+}
