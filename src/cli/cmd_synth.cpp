@@ -1,10 +1,18 @@
-// `trex synth`: solver-verified OR data (SFT conversations, CPT documents, held-out test set).
+// `trex synth`: solver-verified OR data (SFT conversations, CPT documents, held-out test set);
+// `trex synth --list-families`: the problem families, their generators and what each bucket produces.
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "cli/command.hpp"
+#include "ordata/domains.hpp"
+#include "ordata/families.hpp"
 #include "ordata/synth.hpp"
+#include "ordata/verify.hpp"
 #include "util/error.hpp"
 #include "util/jsonl.hpp"
 
@@ -17,9 +25,73 @@ struct Opts {
   bool no_progress = false, json = false, code_solve_always = false;
   std::string llm_cache;
   std::string test_task = "lp_structure";
+  bool list_families = false;
+  int list_draws = 6;
 };
 
+// --list-families: every structure with its generators (variant, task family, formulation), whether
+// the default mix draws it, and per difficulty bucket what `draws` instances (seeds 1..draws, domains
+// in turn) measure: variables, rows and integer variables (min-max) and how many CBC verified.
+int list_families(const Opts& o) {
+  using namespace trex::ordata;
+  if (o.list_draws < 1 || o.list_draws > 1000) throw trex::Error("synth: --list-draws must be in 1..1000");
+  trex::Json all = trex::Json::array();
+  std::set<std::string> task_families;
+  int generators = 0;
+  std::string text;
+  for (int si = 0; si < kNumStructures; ++si) {
+    Structure st = Structure(si);
+    const FamilyInfo& info = family_info(st);
+    trex::Json fam = {{"structure", to_string(st)}, {"default_mix", info.classic}, {"modes", {"DP", "DT", "DPS"}},
+                      {"tasks", {"full_model", "code_only", "lp_structure", "repair"}}};
+    text += fmt::format("{} ({})\n", to_string(st), info.classic ? "default mix" : "opt-in: --mix structure=" + std::string(to_string(st)) + ":W");
+    trex::Json gens = trex::Json::array();
+    for (const auto& g : info.generators) {
+      gens.push_back({{"variant", g.variant}, {"task_family", g.task_family}, {"formulation", g.formulation}});
+      task_families.insert(g.task_family);
+      ++generators;
+      text += fmt::format("  {:<20} [{}] {}\n", g.variant, g.task_family, g.formulation);
+    }
+    fam["generators"] = gens;
+    text += "  representations DP, DT, DPS; tasks full_model, code_only, lp_structure, repair\n";
+    text += fmt::format("  {:<11} {:>6} {:>9} {:>9} {:>9} {:>9}  variants drawn\n", "bucket", "draws", "verified", "vars", "rows", "integer");
+    trex::Json buckets = trex::Json::object();
+    for (int d = 0; d < kNumDifficulties; ++d) {
+      int vmin = 1 << 30, vmax = 0, rmin = 1 << 30, rmax = 0, imin = 1 << 30, imax = 0, verified = 0;
+      std::map<std::string, int> variants;
+      for (int k = 1; k <= o.list_draws; ++k) {
+        Instance in = generate(st, Difficulty(d), (k - 1) % num_domains(), uint64_t(k) * 1000003ULL + uint64_t(d));
+        int nv = in.model.num_vars(), nr = in.model.num_rows(), ni = in.model.num_integer_vars();
+        vmin = std::min(vmin, nv), vmax = std::max(vmax, nv), rmin = std::min(rmin, nr), rmax = std::max(rmax, nr);
+        imin = std::min(imin, ni), imax = std::max(imax, ni);
+        verified += verify_instance(in).accepted;
+        ++variants[in.variant];
+      }
+      auto range = [](int a, int b) { return a == b ? std::to_string(a) : fmt::format("{}-{}", a, b); };
+      std::string vs;
+      for (const auto& [v, n] : variants) vs += fmt::format("{}{} {}", vs.empty() ? "" : ", ", v, n);
+      text += fmt::format("  {:<11} {:>6} {:>9} {:>9} {:>9} {:>9}  {}\n", to_string(Difficulty(d)), o.list_draws, verified,
+                          range(vmin, vmax), range(rmin, rmax), range(imin, imax), vs);
+      buckets[to_string(Difficulty(d))] = {{"draws", o.list_draws}, {"verified", verified}, {"vars", {vmin, vmax}},
+                                           {"rows", {rmin, rmax}}, {"integer_vars", {imin, imax}}, {"variants", variants}};
+    }
+    fam["buckets"] = buckets;
+    all.push_back(fam);
+  }
+  if (o.json) {
+    std::printf("%s\n", trex::Json{{"structures", all}, {"generators", generators}, {"task_families", task_families}}.dump().c_str());
+  } else {
+    std::printf("%s", text.c_str());
+    std::printf("%s\n", fmt::format("{} structures, {} generators, {} task families ({})", kNumStructures, generators,
+                                    task_families.size(), fmt::join(task_families, ", "))
+                            .c_str());
+  }
+  return 0;
+}
+
 int run(Opts& o) {
+  if (o.list_families) return list_families(o);
+  if (o.out.empty() || o.synth.count < 0) throw trex::Error("synth: --count, --seed and --out are required (unless --list-families)");
   o.synth.out = o.out;
   o.synth.progress = !o.no_progress;
   o.synth.code_reuse_verified_solve = !o.code_solve_always;
@@ -59,9 +131,15 @@ int run(Opts& o) {
 trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.jsonl, cpt.jsonl, test.jsonl, manifest.json",
                                 [](CLI::App& sub) -> trex::cli::Action {
                                   auto o = std::make_shared<Opts>();
-                                  sub.add_option("--count", o->synth.count, "Number of SFT samples (each with one CPT document)")->required();
-                                  sub.add_option("--seed", o->synth.seed, "Run seed (same seed, same bytes)")->required();
-                                  sub.add_option("--out", o->out, "Output folder")->required();
+                                  o->synth.count = -1;  // required unless --list-families (checked in run)
+                                  sub.add_option("--count", o->synth.count, "Number of SFT samples (each with one CPT document)");
+                                  auto* seed = sub.add_option("--seed", o->synth.seed, "Run seed (same seed, same bytes)");
+                                  sub.add_option("--out", o->out, "Output folder");
+                                  sub.add_flag("--list-families", o->list_families,
+                                               "Print every problem family and generator (task family, formulation) with what each "
+                                               "difficulty bucket produces, then exit");
+                                  sub.add_option("--list-draws", o->list_draws, "Instances built and verified per bucket by --list-families")
+                                      ->capture_default_str();
                                   sub.add_option("--test-count", o->synth.test_count, "Held-out test items (different seeds)")
                                       ->capture_default_str();
                                   sub.add_option("--test-task", o->test_task,
@@ -98,7 +176,10 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                   sub.add_option("--llm-cache", o->llm_cache, "Response cache folder (default OUT/llm_cache)");
                                   sub.add_flag("--no-progress", o->no_progress, "No progress bar");
                                   sub.add_flag("--json", o->json, "Print the summary as JSON");
-                                  return [o] { return run(*o); };
+                                  return [o, seed] {
+                                    if (!o->list_families && seed->count() == 0) throw trex::Error("synth: --seed is required");
+                                    return run(*o);
+                                  };
                                 });
 
 }  // namespace

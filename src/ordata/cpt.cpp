@@ -7,6 +7,7 @@
 
 #include "ordata/answers.hpp"
 #include "ordata/domains.hpp"
+#include "ordata/families.hpp"
 #include "ordata/phrasing.hpp"
 
 namespace trex::ordata {
@@ -35,8 +36,9 @@ std::vector<std::string> pitfalls(Structure s) {
                                        "Returns are percentages: divide by 100 to get money."};
     case Structure::GenericLpMip: return {"Row senses follow the story: resources give <= rows, requirements give >= rows.",
                                           "Only the flagged activities are integer."};
+    default: break;  // the families added later keep their pitfalls in the registry (families.cpp)
   }
-  return {};
+  return family_info(s).pitfalls;
 }
 
 std::string solution_summary(const Instance& in, const Verification& v) {

@@ -55,6 +55,10 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::ProductionPlanning: inst = detail::make_production_planning(c); break;
     case Structure::Portfolio: inst = detail::make_portfolio(c); break;
     case Structure::GenericLpMip: inst = detail::make_generic(c); break;
+    case Structure::Knapsack: inst = detail::make_knapsack(c); break;
+    case Structure::SetCover: inst = detail::make_set_cover(c); break;
+    case Structure::NetworkFlow: inst = detail::make_network_flow(c); break;
+    case Structure::Diet: inst = detail::make_diet(c); break;
   }
   inst.structure = structure;
   inst.difficulty = difficulty;
@@ -65,20 +69,86 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
   return inst;
 }
 
+namespace {
+std::vector<FamilyInfo> make_registry() {
+  using S = Structure;
+  std::vector<FamilyInfo> r = {
+      {S::Assignment, true,
+       {{"one_to_one", "assignment", "min sum c[i,j] x[i,j]; sum_j x[i,j] = 1, sum_i x[i,j] = 1; x binary"},
+        {"max_score", "assignment", "max sum s[i,j] x[i,j]; each worker exactly one job, each job at most one worker; x binary"},
+        {"generalized", "assignment", "min sum c[i,j] x[i,j]; each job one agent; sum_j h[i,j] x[i,j] <= H[i]; x binary"}}, {}},
+      {S::Scheduling, true,
+       {{"shift_cover", "scheduling", "min sum c[s] n[s]; sum_{s covering t} n[s] >= r[t]; n integer"},
+        {"shift_cover_capped", "scheduling", "shift_cover with n[s] <= m[s]"},
+        {"weekly_roster", "workforce planning", "min staff; cyclic runs of 5 (or 4) consecutive days cover daily demand; integer"}}, {}},
+      {S::Routing, true,
+       {{"tsp_mtz", "routing", "min sum d[i,j] x[i,j]; in/out degree 1; MTZ u[i] - u[j] + n x[i,j] <= n - 1; x binary"},
+        {"cvrp_mtz", "routing", "min distance; fleet size at the depot; load-based MTZ rows with vehicle capacity; x binary"}}, {}},
+      {S::Transportation, true,
+       {{"basic", "transportation", "min sum c[i,j] x[i,j]; sum_j x[i,j] <= s[i]; sum_i x[i,j] >= d[j]"},
+        {"integer", "transportation", "basic with integer shipments"},
+        {"route_limits", "transportation", "basic with 0 <= x[i,j] <= u[i,j]"}}, {}},
+      {S::Blending, true,
+       {{"fixed_batch", "blending", "min cost; sum x = B; percent bounds on attributes times B; availability bounds"},
+        {"integer_batch", "blending", "fixed_batch with integer amounts"},
+        {"ratio", "blending", "no fixed batch; linearised ratio rows (a - lo) x >= 0"}}, {}},
+      {S::CapacityPlanning, true,
+       {{"product_mix", "production planning", "max sum p[i] x[i]; sum_i a[r,i] x[i] <= b[r]"},
+        {"integer_mix", "production planning", "product_mix with integer quantities"},
+        {"expansion", "production planning", "product_mix plus integer capacity blocks at a cost"}}, {}},
+      {S::FacilityLocation, true,
+       {{"capacitated", "facility location", "min f y + c x; demand rows; sum_j x[i,j] <= k[i] y[i]; y binary"},
+        {"uncapacitated", "facility location", "min f y + c x; demand rows; x[i,j] <= d[j] y[i]; y binary"},
+        {"single_source", "facility location", "min f y + c d z; sum_i z[i,j] = 1; capacity with y; z, y binary"}}, {}},
+      {S::ProductionPlanning, true,
+       {{"inventory", "production planning", "multi-period: I[t-1] + x[t] - d[t] = I[t]; capacity; production and holding cost"},
+        {"setup", "lot sizing", "inventory with binary setups: x[p,t] <= M y[p,t], setup costs"},
+        {"ending_stock", "production planning", "inventory with a required ending stock"}}, {}},
+      {S::Portfolio, true,
+       {{"linear", "portfolio", "max expected return; budget; per-option cap; average-risk row"},
+        {"cardinality_milp", "portfolio", "linear with selection binaries, minimum investment, fee and at most K options"}}, {}},
+      {S::GenericLpMip, true,
+       {{"max_le", "generic", "max c x; A x <= b"},
+        {"min_ge", "generic", "min c x; A x >= b"},
+        {"mixed_integer", "generic", "max_le/min_ge with integrality flags in the data"}}, {}},
+      {S::Knapsack, false,
+       {{"binary", "packing", "max sum v[i] x[i]; sum w[i] x[i] <= W; x binary"},
+        {"multidimensional", "packing", "max sum v[i] x[i]; sum_i w[r,i] x[i] <= W[r] for every resource r; x binary"},
+        {"bounded", "packing", "max sum v[i] x[i]; sum w[i] x[i] <= W; 0 <= x[i] <= u[i] integer"}},
+       {"The capacity row sums weight times the decision over every item; the value only counts items taken.",
+        "Items are indivisible: the decisions are binary (or integer copies up to their limit), not fractions."}},
+      {S::SetCover, false,
+       {{"cover", "covering", "min sum c[i] x[i]; sum_i a[i,j] x[i] >= 1 for every element j; x binary"},
+        {"multi_cover", "covering", "min sum c[i] x[i]; sum_i a[i,j] x[i] >= r[j]; x binary"},
+        {"partition", "covering", "min sum c[i] x[i]; sum_i a[i,j] x[i] = 1 (set partitioning); x binary"}},
+       {"Each element gets its own row summing only the options that cover it.",
+        "Covering uses >= rows; partitioning (every element exactly once) uses = rows, which may make cheap options unusable."}},
+      {S::NetworkFlow, false,
+       {{"min_cost_flow", "network flow", "min sum c[a] x[a]; out(n) - in(n) = b[n] at every node; 0 <= x[a] <= u[a]"},
+        {"max_flow", "network flow", "max out(s) - in(s); out(n) - in(n) = 0 at intermediate nodes; 0 <= x[a] <= u[a]"}},
+       {"Flow conservation is one equality row per node: outflow minus inflow equals the node's net supply.",
+        "Only listed links carry flow; a capacity of 0 means there is no link, not an unlimited one."}},
+      {S::Diet, false,
+       {{"continuous", "diet", "min sum c[f] x[f]; L[k] <= sum_f a[k,f] x[f] <= U[k] for every nutrient k; x >= 0"},
+        {"integer_servings", "diet", "continuous with integer servings 0 <= x[f] <= m[f]"}},
+       {"Requirements are totals over all foods: each nutrient row sums content times amount.",
+        "Lower and upper limits are separate rows (or one range); dropping the upper one lets cheap foods dominate."}},
+  };
+  return r;
+}
+}  // namespace
+
+const FamilyInfo& family_info(Structure structure) {
+  static const std::vector<FamilyInfo> kRegistry = make_registry();
+  for (const auto& f : kRegistry)
+    if (f.structure == structure) return f;
+  throw Error(std::string("ordata: no registry entry for structure ") + to_string(structure));
+}
+
 std::vector<std::string> family_variants(Structure structure) {
-  switch (structure) {
-    case Structure::Assignment: return {"one_to_one", "max_score", "generalized"};
-    case Structure::Scheduling: return {"shift_cover", "shift_cover_capped", "weekly_roster"};
-    case Structure::Routing: return {"tsp_mtz", "cvrp_mtz"};
-    case Structure::Transportation: return {"basic", "integer", "route_limits"};
-    case Structure::Blending: return {"fixed_batch", "integer_batch", "ratio"};
-    case Structure::CapacityPlanning: return {"product_mix", "integer_mix", "expansion"};
-    case Structure::FacilityLocation: return {"capacitated", "uncapacitated", "single_source"};
-    case Structure::ProductionPlanning: return {"inventory", "setup", "ending_stock"};
-    case Structure::Portfolio: return {"linear", "cardinality_milp"};
-    case Structure::GenericLpMip: return {"max_le", "min_ge", "mixed_integer"};
-  }
-  return {};
+  std::vector<std::string> v;
+  for (const auto& g : family_info(structure).generators) v.push_back(g.variant);
+  return v;
 }
 
 }  // namespace trex::ordata

@@ -1,7 +1,7 @@
-// The ten parameterized problem families (report §7/§8 structures). generate() draws a variant, a
-// size for the difficulty and the numbers from the seed, and returns a complete Instance whose
-// lp::Model is built directly in the IR. Infeasible or degenerate draws are possible; verify.hpp
-// rejects them.
+// The parameterized problem families (the ten report §7/§8 structures and the later ones of issue 26)
+// and their registry. generate() draws a variant (a generator), a size for the difficulty and the
+// numbers from the seed, and returns a complete Instance whose lp::Model is built directly in the IR.
+// Infeasible or degenerate draws are possible; verify.hpp rejects them.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -18,6 +18,19 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
 
 // Variant names a family can draw (documentation and tests).
 std::vector<std::string> family_variants(Structure structure);
+
+// One generator (a variant of a structure): the task family it belongs to (of the 24 of T-Rex's CPT
+// engine, issue 26, or "generic") and its formulation in one line.
+struct GeneratorInfo {
+  std::string variant, task_family, formulation;
+};
+struct FamilyInfo {
+  Structure structure;
+  bool classic;                          // one of the ten of the default mix
+  std::vector<GeneratorInfo> generators;
+  std::vector<std::string> pitfalls;     // CPT rationale pitfalls (classic ones: cpt.cpp)
+};
+const FamilyInfo& family_info(Structure structure);
 
 namespace detail {
 // Shared helpers of the family generators (family_util.cpp).
@@ -49,6 +62,10 @@ Instance make_facility_location(Ctx& c);
 Instance make_production_planning(Ctx& c);
 Instance make_portfolio(Ctx& c);
 Instance make_generic(Ctx& c);
+Instance make_knapsack(Ctx& c);
+Instance make_set_cover(Ctx& c);
+Instance make_network_flow(Ctx& c);
+Instance make_diet(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata

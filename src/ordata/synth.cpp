@@ -394,7 +394,9 @@ void count_bucket(Json& b, const char* group, const std::string& name) {
 
 Mix default_mix() {
   Mix m;
-  m.structure.fill(1.0);
+  // The ten classic structures only (what `trex run` trains on); the later families are opt-in.
+  m.structure.fill(0.0);
+  for (int i = 0; i < kNumClassicStructures; ++i) m.structure[size_t(i)] = 1.0;
   m.mode.fill(1.0);
   m.difficulty = {0.35, 0.3, 0.2, 0.15};
   m.task.fill(1.0);
@@ -431,10 +433,16 @@ void apply_mix(const std::string& spec, Mix& mix) {
     std::vector<double> w(arr.size(), 0.0);
     double total = 0;
     for (const auto& [name, weight] : items) {
+      // structure=all:W / classic:W set every structure / the ten classic ones; later items override.
+      if (key == "structure" && (name == "all" || name == "classic")) {
+        int n = name == "all" ? kNumStructures : kNumClassicStructures;
+        for (int i = 0; i < n; ++i) total += weight - w[size_t(i)], w[size_t(i)] = weight;
+        continue;
+      }
       int idx = parse_fn(name);
       if (idx < 0) throw Error("--mix '" + spec + "': unknown " + key + " '" + name + "'");
+      total += weight - w[size_t(idx)];
       w[size_t(idx)] = weight;
-      total += weight;
     }
     if (total <= 0) throw Error("--mix '" + spec + "': all weights are zero");
     for (size_t i = 0; i < arr.size(); ++i) arr[i] = w[i];
@@ -458,7 +466,12 @@ std::string mix_to_string(const Mix& m) {
     s += std::string(s.empty() ? "" : ";") + key + "=";
     for (size_t i = 0; i < arr.size(); ++i) s += fmt::format("{}{}:{:g}", i ? "," : "", name_of(i), arr[i]);
   };
-  group("structure", m.structure, [](size_t i) { return std::string(to_string(Structure(i))); });
+  // Structures after the classic ten are listed only when selected, so a mix of the ten reads (and
+  // fingerprints) as it did before they existed.
+  s += "structure=";
+  for (size_t i = 0; i < m.structure.size(); ++i)
+    if (i < size_t(kNumClassicStructures) || m.structure[i] != 0)
+      s += fmt::format("{}{}:{:g}", i ? "," : "", to_string(Structure(i)), m.structure[i]);
   group("mode", m.mode, [](size_t i) { return std::string(to_string(Mode(i))); });
   group("difficulty", m.difficulty, [](size_t i) { return std::string(to_string(Difficulty(i))); });
   group("task", m.task, [](size_t i) { return std::string(to_string(Task(i))); });

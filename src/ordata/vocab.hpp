@@ -10,9 +10,13 @@ namespace trex::ordata {
 
 enum class Structure {
   Assignment, Scheduling, Routing, Transportation, Blending,
-  CapacityPlanning, FacilityLocation, ProductionPlanning, Portfolio, GenericLpMip
+  CapacityPlanning, FacilityLocation, ProductionPlanning, Portfolio, GenericLpMip,
+  // Added with issue 26 (breadth); not in the default mix, selected with --mix structure=NAME:W or all:W.
+  Knapsack, SetCover, NetworkFlow, Diet
 };
-constexpr int kNumStructures = 10;
+constexpr int kNumStructures = 14;
+// The first ten structures (report §7/§8) form the default mix of `trex synth` and hence `trex run`'s data.
+constexpr int kNumClassicStructures = 10;
 
 enum class Mode { DP, DT, DPS };  // data in prose / Markdown tables / attached files
 constexpr int kNumModes = 3;
