@@ -1,7 +1,10 @@
 # gpu-labelled tests of the CUDA backend (included by tests/CMakeLists.txt in CUDA builds only): the op-check
 # harness (gpu/op_check.*, gpu/op_cases.*), its GoogleTest driver trex_cuda_gpu_tests (every test SKIPPED with the
 # reason without a device) and its perf driver trex_cuda_op_perf (scripts/gpu-check.sh; not a ctest).
-set(gpu_dir ${CMAKE_CURRENT_SOURCE_DIR}/cuda/gpu)
+if(NOT DEFINED TREX_TESTS_DIR)
+  set(TREX_TESTS_DIR ${CMAKE_CURRENT_SOURCE_DIR})  # tests/ (cmake/gpu-check sets it)
+endif()
+set(gpu_dir ${TREX_TESTS_DIR}/cuda/gpu)
 add_library(trex_cuda_op_check STATIC ${gpu_dir}/op_check.cpp ${gpu_dir}/op_cases.cpp)
 target_link_libraries(trex_cuda_op_check PUBLIC trex_cuda_ops trex_nn trex_util)
 target_include_directories(trex_cuda_op_check PUBLIC ${gpu_dir})
@@ -19,4 +22,6 @@ target_link_libraries(trex_cuda_op_perf PRIVATE trex_cuda_op_check)
 set_target_properties(trex_cuda_op_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
 
 # The harness's comparisons are tested without a device, in the module's ordinary test binary.
-target_link_libraries(trex_cuda_tests PRIVATE trex_cuda_op_check)
+if(TARGET trex_cuda_tests)  # (absent in the standalone cmake/gpu-check build)
+  target_link_libraries(trex_cuda_tests PRIVATE trex_cuda_op_check)
+endif()
