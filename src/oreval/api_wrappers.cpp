@@ -150,6 +150,11 @@ std::optional<std::string> api_solver_wrapper(const std::string& api, const std:
   return std::nullopt;
 }
 
+std::optional<std::filesystem::path> api_interpreter(const std::string& api) {
+  if (api == "pulp") return std::filesystem::path("/usr/bin/python3");
+  return std::nullopt;
+}
+
 std::string unsupported_api_detail(const std::string& module) {
   return "the answer models with " + module +
          ", which trex does not run (code answers run on gurobipy, coptpy or pulp; docs/eval.md)";

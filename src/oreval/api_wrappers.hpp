@@ -24,6 +24,10 @@ namespace trex::oreval {
 // python_dir holds trex_pulp (python/ of the source tree; the pulp wrapper adds it to sys.path).
 std::optional<std::string> api_solver_wrapper(const std::string& api, const std::filesystem::path& python_dir);
 
+// The interpreter an answer of `api` must run on whatever --python says: Debian's /usr/bin/python3 for "pulp"
+// (python3-pulp lives there, not in the reference environment); nullopt: the configured one.
+std::optional<std::filesystem::path> api_interpreter(const std::string& api);
+
 // The detail of an `unsupported_api` outcome for an answer modelled with `module`.
 std::string unsupported_api_detail(const std::string& module);
 

@@ -108,9 +108,9 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 bool contains(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
 
-std::string add_imports(std::string code) {
+std::string add_imports(std::string code, bool gurobipy = true) {
   if (!contains(code, "import json") && !contains(code, "from json")) code = "import json\n" + code;
-  if (!contains(code, "import gurobipy")) code = "import gurobipy as gp\n" + code;
+  if (gurobipy && !contains(code, "import gurobipy")) code = "import gurobipy as gp\n" + code;
   return code;
 }
 
@@ -222,12 +222,16 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
   const auto api_wrapper = api_solver_wrapper(api.api, cfg.shim_dir.parent_path());
   WorkDir wd(cfg.work_root, item.id, cfg.keep_workdirs);
   fs::path data = wd.write_data(instance_data(bench, item));
-  write_file_atomic(wd.path / "answer.py", rewrite_solver_code(code, data.string()));
+  // The report's `import gurobipy as gp` only for gurobipy answers (a coptpy / PuLP answer's interpreter need not
+  // have it: PuLP's is Debian's python3, where gurobipy is only the shim).
+  write_file_atomic(wd.path / "answer.py", rewrite_solver_code(code, data.string(), api.api == "gurobipy"));
   write_file_atomic(wd.path / "run.py", api_wrapper ? *api_wrapper
                                                     : std::string("_trex_require_objval = ") +
                                                           (cfg.solver_objval_quirk ? "True" : "False") + "\n" +
                                                           kSolverWrapper);
-  SandboxResult r = run_python(cfg, python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s), code);
+  SandboxSpec spec = python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s);
+  if (auto py = api_interpreter(api.api)) spec.argv[0] = py->string();  // PuLP: Debian's python3-pulp
+  SandboxResult r = run_python(cfg, spec, code);
   auto j = r.started && !r.timed_out && !r.cpu_limit ? parse_wrapper_output(r.stdout_data) : std::nullopt;
   if (!j) {
     Outcome o = sandbox_failure(r);
@@ -410,9 +414,9 @@ std::string failure_kind_for_exception(const std::string& type, const std::strin
   return "exec_error";
 }
 
-std::string rewrite_solver_code(std::string code, const std::string& data_json_path) {
+std::string rewrite_solver_code(std::string code, const std::string& data_json_path, bool gurobipy_import) {
   replace_all(code, "data.json", data_json_path);
-  return add_imports(std::move(code));
+  return add_imports(std::move(code), gurobipy_import);
 }
 
 std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp,

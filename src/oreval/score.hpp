@@ -66,7 +66,7 @@ Outcome score_response(const Benchmark& bench, const BenchItem& item, AnswerStyl
                        const ExecConfig& cfg);
 
 // The report's code rewriting, exposed for tests.
-std::string rewrite_solver_code(std::string code, const std::string& data_json_path);
+std::string rewrite_solver_code(std::string code, const std::string& data_json_path, bool gurobipy_import = true);
 std::string rewrite_orgeval_code(std::string code, const std::string& data_json_path, const std::string& target_lp,
                                  bool lb_quirk = true);
 

@@ -13,3 +13,9 @@ add_test(NAME python_pulp_cbc
   COMMAND /usr/bin/python3 -m unittest discover -s ${CMAKE_CURRENT_SOURCE_DIR}/python -p "test_pulp_cbc.py")
 set_tests_properties(python_pulp_cbc PROPERTIES ENVIRONMENT "${TREX_PY_ENV}" TIMEOUT 120
                      FAIL_REGULAR_EXPRESSION "Ran 0 tests")
+# `trex eval --executor gurobipy --python <reference env>`: coptpy answers on the real coptpy, PuLP on Debian's PuLP.
+add_test(NAME python_eval_real_apis
+  COMMAND /usr/bin/python3 -m unittest discover -s ${CMAKE_CURRENT_SOURCE_DIR}/python -p "test_eval_real_apis.py")
+set_tests_properties(python_eval_real_apis PROPERTIES
+  ENVIRONMENT "${TREX_PY_ENV};TREX_REFERENCE_PYTHON=${TREX_REFERENCE_PYTHON}"
+  FIXTURES_REQUIRED reference_env TIMEOUT 300 FAIL_REGULAR_EXPRESSION "Ran 0 tests")
