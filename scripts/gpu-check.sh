@@ -90,7 +90,14 @@ if [ -n "$FULL" ]; then
 else
   DEPS=$SRC/build-gpudeps/root
   if ls "$SRC"/build-gpudeps/debs/*.deb >/dev/null 2>&1; then
-    unpack() { mkdir -p "$DEPS" && for f in "$SRC"/build-gpudeps/debs/*.deb; do dpkg -x "$f" "$DEPS" || return 1; done; }
+    # dpkg -x where dpkg exists, else the .deb's data member through ar + tar (binutils is there with the compiler)
+    unpack() {
+      mkdir -p "$DEPS" || return 1
+      for f in "$SRC"/build-gpudeps/debs/*.deb; do
+        if command -v dpkg >/dev/null 2>&1; then dpkg -x "$f" "$DEPS" || return 1
+        else (cd "$DEPS" && ar p "$f" data.tar.xz | tar -xJ) || return 1; fi
+      done
+    }
     step "unpack build-gpudeps" unpack || finish 1
     # the carried OpenBLAS and its Fortran runtime, for the binaries (and gtest's discovery run at build time)
     export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu/openblas-pthread:$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
