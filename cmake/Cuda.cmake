@@ -19,7 +19,12 @@ if(TREX_CUDA)
     if(TREX_CCACHE)
       set(CMAKE_CUDA_COMPILER_LAUNCHER ${TREX_CCACHE})
     endif()
-    find_package(CUDAToolkit REQUIRED)
+    find_package(CUDAToolkit)
+  endif()
+  if(CMAKE_CUDA_COMPILER AND NOT (TARGET CUDA::cudart_static AND TARGET CUDA::cublasLt))
+    message(STATUS "trex: CUDA backend OFF: nvcc found but the CUDA toolkit's static runtime or cuBLASLt is missing; "
+                   "the CUDA sources and the gpu tests are not built")
+  elseif(CMAKE_CUDA_COMPILER)
     # NCCL ships inside the CUDA tree here (/usr/local/cuda/lib); found for the multi-GPU process group (later).
     find_library(TREX_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
     find_path(TREX_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
