@@ -36,10 +36,9 @@ Availability probe() {
   }
   a.ok = true;
   a.devices = n;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %.1f GiB)", p.name, p.major, p.minor,
-                double(p.totalGlobalMem) / double(1ull << 30));
-  a.name = buf;
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%.1f GiB", double(p.totalGlobalMem) / double(1ull << 30));
+  a.name = std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " + mem + ")";
   return a;
 }
 }  // namespace
