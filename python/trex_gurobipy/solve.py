@@ -123,6 +123,10 @@ def _apply_answer(model, answer, stderr, start):
         prefix = "unsupported: " if status == "unsupported" else "trex solve failed: "
         raise GurobiError(errno, prefix + message)
     code = _STATUS[status]
+    # trex's re-solves that checked a MILP verdict (docs/solve.md) and whether one overruled CBC: the evaluator's
+    # wrapper reports them in results.jsonl (verdict_checks / verdict_overruled).
+    checks = answer.get("verdict_checks") or []
+    object.__setattr__(model, "_trex_verdict", (len(checks), bool(answer.get("overruled"))))
     values = answer.get("values")
     if code in (GRB.OPTIMAL, GRB.SUBOPTIMAL, GRB.TIME_LIMIT) and values is not None:
         x = _values_by_column(values, len(model._m_vars))

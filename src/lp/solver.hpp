@@ -22,8 +22,9 @@ struct SolveOptions {
   int threads = 1;
   bool verbose = false;  // solver log to stderr
   bool cbc_preprocess = true;   // CBC: CglPreProcess before branch and bound
-  // CBC's "infeasible" / "unbounded" on a MILP is re-solved without preprocessing, and by GLPK where the two
-  // disagree; two of three decide (CBC 2.10.8's preprocessing declares some feasible MILPs infeasible).
+  // CBC's verdict on a MILP is checked by a re-solve without preprocessing (CBC 2.10.8's preprocessing declares
+  // some feasible MILPs infeasible and cuts the optimum off others): "infeasible" / "unbounded" by two of three
+  // with GLPK, "optimal" by the better of the two points that satisfy the model (GLPK when neither does).
   bool confirm_verdicts = true;
   // A nonconvex quadratic model's local optimum is then checked by spatial branch and bound (global_qp.hpp)
   // with this many nodes at most; proven global, it is Optimal. 0: no global search (LocalOptimal stays).

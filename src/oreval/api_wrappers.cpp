@@ -67,6 +67,12 @@ else:
     except Exception as _trex_e:
         _trex_out["error_type"] = type(_trex_e).__name__
         _trex_out["error"] = str(_trex_e)[:500]
+    try:  # trex's layer: the re-solves that checked the last solve's MILP verdict (real coptpy has none)
+        _trex_v = object.__getattribute__(_trex_model, "_trex_verdict")
+        if _trex_v[0] > 0:
+            _trex_out["verdict_checks"], _trex_out["verdict_overruled"] = _trex_v
+    except Exception:
+        pass
 )PY";
 
 const char* kPulp = R"PY(

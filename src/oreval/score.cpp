@@ -67,6 +67,12 @@ else:
     except Exception as _trex_e:
         _trex_out["error_type"] = type(_trex_e).__name__
         _trex_out["error"] = str(_trex_e)[:500]
+    try:  # trex's layer: the re-solves that checked the last solve's MILP verdict (real gurobipy has none)
+        _trex_v = object.__getattribute__(_trex_model, "_trex_verdict")
+        if _trex_v[0] > 0:
+            _trex_out["verdict_checks"], _trex_out["verdict_overruled"] = _trex_v
+    except Exception:
+        pass
 sys.stdout.flush()
 print(json.dumps(_trex_out))
 )PY";
@@ -243,7 +249,8 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
   std::string etype = j->value("error_type", Json()).is_string() ? (*j)["error_type"].get<std::string>() : "";
   std::string emsg = j->value("error", Json()).is_string() ? (*j)["error"].get<std::string>() : "";
   const Json& val = (*j)["optimal_value"];
-  o.verdict_checks = j->value("verdict_checks", 0);  // PuLP answers: trex's re-solves of CBC's verdict (api_wrappers)
+  // trex's re-solves that checked a MILP verdict: the layers' last solve (gurobipy, coptpy), PuLP's CBC (api_wrappers)
+  o.verdict_checks = j->value("verdict_checks", 0);
   o.verdict_overruled = j->value("verdict_overruled", false);
   if ((*j)["status"].is_number_integer() && (*j)["status"].get<int>() == 2 && val.is_number()) {
     o.code_pass = true;

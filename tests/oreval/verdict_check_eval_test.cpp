@@ -1,7 +1,9 @@
 // `trex eval` on LP answers records the re-solves that checked CBC's infeasible / unbounded verdict
 // (lp/solver.hpp, confirm_verdicts): issue #25's MILP, which CBC's preprocessing alone calls infeasible, scores as
 // the correct answer with verdict_checks 2 and verdict_overruled; a truly infeasible answer keeps its verdict
-// with one confirmation; an optimal one carries no such fields.
+// with one confirmation; an LP carries no such fields. A gurobipy answer whose MILP CBC's preprocessing solves to
+// a wrong optimum (an L1 fit with big-M abs rows: 20.5 for 19.4333) scores as correct, with the overruling
+// re-solve counted.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -46,5 +48,46 @@ TEST(VerdictCheckEval, ResultsCountTheConfirmations) {
   EXPECT_EQ(by_id["odd"]["verdict_overruled"], false);
   EXPECT_EQ(by_id["plain"]["kind"], "success");
   EXPECT_FALSE(by_id["plain"].contains("verdict_checks"));
+  fs::remove_all(dir);
+}
+
+TEST(VerdictCheckEval, CodeAnswersCountTheConfirmationsToo) {
+  const fs::path dir = trex::testing::fresh_temp_dir("trex_verdict_eval_code");
+  const std::string program = R"PY(import gurobipy as gp
+from gurobipy import GRB
+
+xs, ys = [0, 1, 2, 3, 4, 5], [1, 2.9, 5.2, 7.1, 8.8, 30]
+m = gp.Model("l1_fit")
+a = m.addVar(lb=-50, ub=50, name="a")
+b = m.addVar(lb=-50, ub=50, name="b")
+r = [m.addVar(lb=-60, ub=60, name=f"r{i}") for i in range(6)]
+t = [m.addVar(ub=500, name=f"t{i}") for i in range(6)]
+d = [m.addVar(vtype=GRB.BINARY, name=f"d{i}") for i in range(6)]
+for i in range(6):
+    m.addConstr(a * xs[i] + b + r[i] == ys[i])
+for i in range(6):  # t_i = |r_i| by big-M (M = 120)
+    m.addConstr(t[i] >= r[i])
+    m.addConstr(t[i] >= -r[i])
+    m.addConstr(t[i] <= r[i] + 120 * (1 - d[i]))
+    m.addConstr(t[i] <= -r[i] + 120 * d[i])
+m.setObjective(gp.quicksum(t), GRB.MINIMIZE)
+
+m.optimize()
+print(m.ObjVal)
+)PY";
+  trex::write_file_atomic(dir / "items.jsonl", R"({"id":"l1fit","problem":"p","answer":19.433333333333334}
+)");
+  trex::write_file_atomic(dir / "responses.jsonl",
+                          trex::Json{{"id", "l1fit"}, {"response", "```python\n" + program + "```\n"}}.dump() + "\n");
+  const std::string cmd = std::string(TREX_BIN_PATH) + " eval --responses " + (dir / "responses.jsonl").string() +
+                          " --benchmarks " + (dir / "items.jsonl").string() + " --out " + (dir / "out").string() +
+                          " > " + (dir / "log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << trex::read_file(dir / "log");
+  trex::JsonlReader rd(dir / "out" / "items" / "results.jsonl");
+  const auto j = rd.next();
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ((*j)["kind"], "success") << j->dump();
+  EXPECT_EQ((*j)["verdict_checks"], 1) << j->dump();
+  EXPECT_EQ((*j)["verdict_overruled"], true) << j->dump();
   fs::remove_all(dir);
 }
