@@ -59,6 +59,9 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::SetCover: inst = detail::make_set_cover(c); break;
     case Structure::NetworkFlow: inst = detail::make_network_flow(c); break;
     case Structure::Diet: inst = detail::make_diet(c); break;
+    case Structure::UnitCommitment: inst = detail::make_unit_commitment(c); break;
+    case Structure::RevenueManagement: inst = detail::make_revenue(c); break;
+    case Structure::BinPacking: inst = detail::make_bin_packing(c); break;
   }
   inst.structure = structure;
   inst.difficulty = difficulty;
@@ -133,6 +136,22 @@ std::vector<FamilyInfo> make_registry() {
         {"integer_servings", "diet", "continuous with integer servings 0 <= x[f] <= m[f]"}},
        {"Requirements are totals over all foods: each nutrient row sums content times amount.",
         "Lower and upper limits are separate rows (or one range); dropping the upper one lets cheap foods dominate."}},
+      {S::UnitCommitment, false,
+       {{"commitment", "energy", "min sum f u + c q; sum_g q[g,t] >= D[t]; p[g] u[g,t] <= q[g,t] <= P[g] u[g,t]; u binary"},
+        {"startup", "energy", "commitment plus start-up binaries v[g,t] >= u[g,t] - u[g,t-1] (all off before t = 1) at a cost"}},
+       {"Output is linked to the on/off decision in both directions: q <= P u (off means nothing) and q >= p u (minimum run level).",
+        "A start-up is a switch from off to on: v[g,t] >= u[g,t] - u[g,t-1], with the state before the first period given."}},
+      {S::RevenueManagement, false,
+       {{"booking_limits", "revenue management", "max sum r[j] x[j]; sum_j a[l,j] x[j] <= C[l]; 0 <= x[j] <= D[j]"},
+        {"integer_bookings", "revenue management", "booking_limits with integer x"},
+        {"contract_minimums", "contract allocation", "booking_limits with committed minimum sales m[j] <= x[j]"}},
+       {"A product that needs two resources appears in both capacity rows.",
+        "Demand forecasts are upper bounds on sales, not requirements; committed minimums are lower bounds."}},
+      {S::BinPacking, false,
+       {{"bin_packing", "packing", "min sum y[b]; sum_b x[i,b] = 1; sum_i s[i] x[i,b] <= W y[b]; x[i,b] <= y[b]; y[b] >= y[b+1]; x, y binary"},
+        {"cutting_stock", "cutting stock", "min sum y[b]; sum_b x[i,b] >= d[i]; sum_i s[i] x[i,b] <= W y[b]; x[i,b] <= d[i] y[b]; y[b] >= y[b+1]; x integer, y binary"}},
+       {"The capacity row multiplies the capacity by y[b], so nothing goes into an unused bin.",
+        "Identical bins are interchangeable; ordering rows y[b] >= y[b+1] cut the symmetric solutions without changing the optimum."}},
   };
   return r;
 }

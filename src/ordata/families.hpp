@@ -66,6 +66,9 @@ Instance make_knapsack(Ctx& c);
 Instance make_set_cover(Ctx& c);
 Instance make_network_flow(Ctx& c);
 Instance make_diet(Ctx& c);
+Instance make_unit_commitment(Ctx& c);
+Instance make_revenue(Ctx& c);
+Instance make_bin_packing(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata

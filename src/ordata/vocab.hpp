@@ -12,9 +12,9 @@ enum class Structure {
   Assignment, Scheduling, Routing, Transportation, Blending,
   CapacityPlanning, FacilityLocation, ProductionPlanning, Portfolio, GenericLpMip,
   // Added with issue 26 (breadth); not in the default mix, selected with --mix structure=NAME:W or all:W.
-  Knapsack, SetCover, NetworkFlow, Diet
+  Knapsack, SetCover, NetworkFlow, Diet, UnitCommitment, RevenueManagement, BinPacking
 };
-constexpr int kNumStructures = 14;
+constexpr int kNumStructures = 17;
 // The first ten structures (report §7/§8) form the default mix of `trex synth` and hence `trex run`'s data.
 constexpr int kNumClassicStructures = 10;
 

@@ -4,6 +4,7 @@
 // for a run.
 #include <set>
 
+#include "ordata/vocab.hpp"
 #include "synth_support.hpp"
 
 using namespace synth_test;
@@ -14,7 +15,7 @@ TEST(SynthFamiliesCli, ListFamiliesPrintsEveryGeneratorAndBucket) {
   std::string out = run(std::string(TREX_BIN_PATH) + " synth --list-families --json --list-draws 3", rc);
   ASSERT_EQ(rc, 0) << out;
   Json j = Json::parse(out.substr(out.find('{')));
-  ASSERT_EQ(j["structures"].size(), 14u);
+  ASSERT_EQ(j["structures"].size(), size_t(trex::ordata::kNumStructures));
   int generators = 0;
   std::set<std::string> names;
   for (const auto& f : j["structures"]) {
@@ -37,18 +38,22 @@ TEST(SynthFamiliesCli, ListFamiliesPrintsEveryGeneratorAndBucket) {
       for (const auto& [v, n] : k["variants"].items()) drawn += n.get<int>();
       EXPECT_EQ(drawn, 3);
     }
-    EXPECT_EQ(f["default_mix"].get<bool>(), names.size() <= 10);
+    EXPECT_EQ(f["default_mix"].get<bool>(), names.size() <= size_t(trex::ordata::kNumClassicStructures));
   }
   EXPECT_EQ(j["generators"].get<int>(), generators);
-  for (const char* s : {"assignment", "generic_lp_mip", "knapsack", "set_cover", "network_flow", "diet"}) EXPECT_TRUE(names.count(s)) << s;
+  for (const char* s : {"assignment", "generic_lp_mip", "knapsack", "set_cover", "network_flow", "diet", "unit_commitment",
+                        "revenue_management", "bin_packing"}) EXPECT_TRUE(names.count(s)) << s;
   std::set<std::string> tf;
   for (const auto& t : j["task_families"]) tf.insert(t.get<std::string>());
-  for (const char* t : {"packing", "covering", "network flow", "diet", "lot sizing"}) EXPECT_TRUE(tf.count(t)) << t;
+  for (const char* t : {"packing", "covering", "network flow", "diet", "lot sizing", "energy", "revenue management",
+                        "contract allocation", "cutting stock"}) EXPECT_TRUE(tf.count(t)) << t;
 
   std::string text = run(std::string(TREX_BIN_PATH) + " synth --list-families --list-draws 2", rc);
   ASSERT_EQ(rc, 0) << text;
   EXPECT_NE(text.find("knapsack (opt-in: --mix structure=knapsack:W)"), std::string::npos) << text;
-  EXPECT_NE(text.find("14 structures, " + std::to_string(generators) + " generators"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::to_string(trex::ordata::kNumStructures) + " structures, " + std::to_string(generators) + " generators"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("industrial"), std::string::npos);
 }
 
@@ -67,17 +72,19 @@ TEST(SynthFamiliesCli, RunsNeedSeedCountAndOut) {
 TEST(SynthFamiliesCli, LaterStructuresRunEndToEnd) {
   int rc = 0;
   fs::path d = fresh_dir("families_run");
-  std::string out = run(synth_cmd(d, "--count 48 --seed 9 --test-count 8 --mix structure=knapsack:1,set_cover:1,network_flow:1,diet:1"), rc);
+  std::string out = run(synth_cmd(d, "--count 70 --seed 9 --test-count 8 --mix structure=all:1,classic:0"), rc);
   ASSERT_EQ(rc, 0) << out;
   std::set<std::string> seen;
   for (const auto& r : read_jsonl(d / "sft.jsonl")) seen.insert(r["metadata"]["structure"].get<std::string>());
-  EXPECT_EQ(seen, (std::set<std::string>{"knapsack", "set_cover", "network_flow", "diet"}));
+  std::set<std::string> later;
+  for (int s = trex::ordata::kNumClassicStructures; s < trex::ordata::kNumStructures; ++s) later.insert(to_string(trex::ordata::Structure(s)));
+  EXPECT_EQ(seen, later);
   for (const auto& r : read_jsonl(d / "test.jsonl")) EXPECT_TRUE(seen.count(r["metadata"]["structure"].get<std::string>()));
   Json m = Json::parse(trex::read_file(d / "manifest.json"));
-  EXPECT_EQ(m["counts"]["sft"], 48);
+  EXPECT_EQ(m["counts"]["sft"], 70);
   EXPECT_EQ(m["verification"]["lp_answers"], m["verification"]["lp_answers_resolved"]);
   EXPECT_EQ(m["verification"]["code_answers"], m["verification"]["code_answers_run"]);
   EXPECT_GT(m["verification"]["code_answers"].get<int>(), 0);
-  EXPECT_NE(m["options"]["mix"].get<std::string>().find("knapsack:1,set_cover:1,network_flow:1,diet:1"), std::string::npos);
+  EXPECT_NE(m["options"]["mix"].get<std::string>().find("generic_lp_mip:0,knapsack:1,set_cover:1,network_flow:1,diet:1"), std::string::npos);
   fs::remove_all(d);
 }
