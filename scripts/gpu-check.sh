@@ -86,7 +86,8 @@ if [ -n "$FULL" ]; then
     echo "| cuda | FAILED: configure found no CUDA compiler (see the log) | 0 |" >>"$SUMMARY"
     finish 1
   fi
-  step build cmake --build "$BUILD" -j "$JOBS" --target trex_cuda_gpu_tests trex_cuda_op_perf trex_cuda_tests || finish 1
+  step build cmake --build "$BUILD" -j "$JOBS" --target trex_cuda_gpu_tests trex_cuda_op_perf trex_cuda_tests \
+    || finish 1
 else
   DEPS=$SRC/build-gpudeps/root
   if ls "$SRC"/build-gpudeps/debs/*.deb >/dev/null 2>&1; then
@@ -100,7 +101,8 @@ else
     }
     step "unpack build-gpudeps" unpack || finish 1
     # the carried OpenBLAS and its Fortran runtime, for the binaries (and gtest's discovery run at build time)
-    export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu/openblas-pthread:$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    lib=$DEPS/usr/lib/x86_64-linux-gnu
+    export LD_LIBRARY_PATH=$lib/openblas-pthread:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
   step configure cmake -S "$SRC/cmake/gpu-check" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTREX_GPU_DEPS="$DEPS" \
     ${TREX_GPU_DEPS_ONLY:+-DTREX_GPU_DEPS_ONLY=ON} || finish 1

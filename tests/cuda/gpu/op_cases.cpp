@@ -57,9 +57,13 @@ OpReport check_gemm(Harness& h, Blas& blas, GemmType type, bool ta, bool tb, int
   } else {
     for (int64_t s = 0; s < sample_rows; ++s) rows.push_back(s * (m - 1) / (sample_rows - 1 > 0 ? sample_rows - 1 : 1));
   }
+  // |operand| as the product sees it (bf16: after rounding)
+  auto magnitude = [&](float v) {
+    return std::fabs(type == GemmType::bf16 ? nn::bf16_to_float(nn::float_to_bf16(v)) : v);
+  };
   std::vector<float> abs_a(a.size()), abs_b(b.size());
-  for (size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(type == GemmType::bf16 ? nn::bf16_to_float(nn::float_to_bf16(a[i])) : a[i]);
-  for (size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(type == GemmType::bf16 ? nn::bf16_to_float(nn::float_to_bf16(b[i])) : b[i]);
+  for (size_t i = 0; i < a.size(); ++i) abs_a[i] = magnitude(a[i]);
+  for (size_t i = 0; i < b.size(); ++i) abs_b[i] = magnitude(b[i]);
   std::vector<float> ref, sel, row(static_cast<size_t>(n)), mag(static_cast<size_t>(n));
   std::vector<double> bound;
   for (int64_t i : rows) {
