@@ -165,7 +165,9 @@ OpReport check_rmsnorm(Harness& h, int64_t rows, int64_t dim, bool weighted) {
   rep.checks.push_back(compare("rstd", h.download<float>(grs, rstd.size()), rstd, 0, tol_d));
   rep.checks.push_back(compare("dx", h.download<float>(gdx, dx.size()), dx, tol_d, tol_d));
   rep.checks.push_back(compare("dx accumulated", h.download<float>(gdxa, dxa.size()), dxa, tol_d, tol_d));
-  if (weighted) rep.checks.push_back(compare("dw", h.download<float>(gdw, dw.size()), dw, tol_r * 4, tol_r));
+  // dw: the CPU reference itself accumulates in float over the rows (rmsnorm_backward_ref's dw +=), so the
+  // absolute term grows with the row count
+  if (weighted) rep.checks.push_back(compare("dw", h.download<float>(gdw, dw.size()), dw, 1e-6 * double(rows), tol_r));
   if (h.perf()) {
     rep.ms = h.time_ms([&] {
       rmsnorm_forward(gx.as<float>(), gwp, gy.as<float>(), grs.as<float>(), rows, dim, eps, h.stream());

@@ -29,7 +29,9 @@ std::string OpReport::str() const {
     std::snprintf(buf, sizeof buf, " | %.4f ms, %.1f GB/s", ms, bytes / (ms * 1e-3) / 1e9);
     s += buf;
     if (flops > 0) {
-      std::snprintf(buf, sizeof buf, ", %.1f TFLOP/s", flops / (ms * 1e-3) / 1e12);
+      const double tf = flops / (ms * 1e-3) / 1e12;  // H200 bf16 dense: 989 nominal, ~790 measured (MACHINE.md §9)
+      std::snprintf(buf, sizeof buf, ", %.1f TFLOP/s (%.1f %% of 989, %.1f %% of 790)", tf, 100 * tf / 989,
+                    100 * tf / 790);
       s += buf;
     }
   }
