@@ -2,8 +2,9 @@
 # scripts/gpu-deps.sh: downloads (apt-get download, on a machine with Debian's apt and network) the few packages
 # the standalone GPU check needs beyond nvcc and CMake — OpenBLAS (library + cblas.h), its Fortran runtime,
 # googletest's sources and fmt's headers — into build-gpudeps/debs/ (git-ignored; ≈ 13 MB). The GPU machine has
-# no network: carry build-gpudeps there (the run tool's `carry`), and scripts/gpu-check.sh unpacks them with
-# dpkg -x into build-gpudeps/root (never into /) and builds cmake/gpu-check against it.
+# no network: carry build-gpudeps/debs there (the run tool's `carry`; not build-gpudeps/root, 106 MB unpacked), and
+# scripts/gpu-check.sh unpacks them with dpkg -x into build-gpudeps/root (never into /) and builds cmake/gpu-check
+# against it.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 DEST=$SRC/build-gpudeps/debs
