@@ -62,6 +62,8 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::UnitCommitment: inst = detail::make_unit_commitment(c); break;
     case Structure::RevenueManagement: inst = detail::make_revenue(c); break;
     case Structure::BinPacking: inst = detail::make_bin_packing(c); break;
+    case Structure::JobShop: inst = detail::make_job_shop(c); break;
+    case Structure::Dispersion: inst = detail::make_dispersion(c); break;
   }
   inst.structure = structure;
   inst.difficulty = difficulty;
@@ -152,6 +154,16 @@ std::vector<FamilyInfo> make_registry() {
         {"cutting_stock", "cutting stock", "min sum y[b]; sum_b x[i,b] >= d[i]; sum_i s[i] x[i,b] <= W y[b]; x[i,b] <= d[i] y[b]; y[b] >= y[b+1]; x integer, y binary"}},
        {"The capacity row multiplies the capacity by y[b], so nothing goes into an unused bin.",
         "Identical bins are interchangeable; ordering rows y[b] >= y[b+1] cut the symmetric solutions without changing the optimum."}},
+      {S::JobShop, false,
+       {{"job_shop", "scheduling", "min C; s[j,k'] >= s[j,k] + p[j,k] along each route; big-M disjunctions per machine and job pair (M: a serial schedule's makespan); C >= last end"},
+        {"flow_shop", "scheduling", "job_shop with the same route for every job"}},
+       {"Each machine and job pair needs both disjunctive rows with one order binary; one row alone forces a fixed order.",
+        "The big-M must bound the start-time differences of an optimal schedule: any feasible schedule's makespan does."}},
+      {S::Dispersion, false,
+       {{"max_min", "dispersion", "max D; sum y = p; D + M y[i] + M y[j] <= d[i,j] + 2M for i < j; y binary"},
+        {"max_sum", "dispersion", "max sum d[i,j] z[i,j]; sum y = p; z[i,j] <= y[i], z[i,j] <= y[j]; sum_j z[i,j] = (p-1) y[i]; y binary"}},
+       {"Max-min needs a row for every pair, relaxed by big-M unless both sites are chosen.",
+        "In max-sum the pair variable needs both upper links; maximization drives it to min(y[i], y[j])."}},
   };
   return r;
 }

@@ -69,6 +69,8 @@ Instance make_diet(Ctx& c);
 Instance make_unit_commitment(Ctx& c);
 Instance make_revenue(Ctx& c);
 Instance make_bin_packing(Ctx& c);
+Instance make_job_shop(Ctx& c);
+Instance make_dispersion(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata
