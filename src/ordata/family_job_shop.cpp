@@ -13,7 +13,7 @@
 namespace trex::ordata::detail {
 
 Instance make_job_shop(Ctx& c) {
-  static const int kJ[4] = {3, 3, 3, 4}, kM[4] = {2, 2, 3, 3};
+  static const int kJ[4] = {3, 3, 4, 4}, kM[4] = {2, 3, 3, 3};  // 5 x 3 and 4 x 4 take CBC seconds
   const auto& dom = c.dom;
   Instance in;
   const char* variants[] = {"job_shop", "flow_shop"};
