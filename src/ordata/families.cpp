@@ -64,6 +64,7 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::BinPacking: inst = detail::make_bin_packing(c); break;
     case Structure::JobShop: inst = detail::make_job_shop(c); break;
     case Structure::Dispersion: inst = detail::make_dispersion(c); break;
+    case Structure::SupplyChain: inst = detail::make_supply_chain(c); break;
   }
   inst.structure = structure;
   inst.difficulty = difficulty;
@@ -164,6 +165,11 @@ std::vector<FamilyInfo> make_registry() {
         {"max_sum", "dispersion", "max sum d[i,j] z[i,j]; sum y = p; z[i,j] <= y[i], z[i,j] <= y[j]; sum_j z[i,j] = (p-1) y[i]; y binary"}},
        {"Max-min needs a row for every pair, relaxed by big-M unless both sites are chosen.",
         "In max-sum the pair variable needs both upper links; maximization drives it to min(y[i], y[j])."}},
+      {S::SupplyChain, false,
+       {{"two_echelon", "supply chain", "min a x + b z; sum_d x[p,d] <= s[p]; sum_p x[p,d] = sum_c z[d,c]; sum_p x[p,d] <= k[d]; sum_d z[d,c] >= q[c]"},
+        {"fixed_charge", "network design", "two_echelon without throughput limits, plus link binaries: z[d,c] <= q[c] y[d,c], fixed cost g y"}},
+       {"Each distribution centre needs a balance row: inflow from the plants equals outflow to the customers.",
+        "Fixed-charge links need a big-M on the flow; the customer's demand is the tightest valid one."}},
   };
   return r;
 }

@@ -71,6 +71,7 @@ Instance make_revenue(Ctx& c);
 Instance make_bin_packing(Ctx& c);
 Instance make_job_shop(Ctx& c);
 Instance make_dispersion(Ctx& c);
+Instance make_supply_chain(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata
