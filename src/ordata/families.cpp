@@ -65,6 +65,7 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::JobShop: inst = detail::make_job_shop(c); break;
     case Structure::Dispersion: inst = detail::make_dispersion(c); break;
     case Structure::SupplyChain: inst = detail::make_supply_chain(c); break;
+    case Structure::Marketing: inst = detail::make_marketing(c); break;
   }
   inst.structure = structure;
   inst.difficulty = difficulty;
@@ -170,6 +171,11 @@ std::vector<FamilyInfo> make_registry() {
         {"fixed_charge", "network design", "two_echelon without throughput limits, plus link binaries: z[d,c] <= q[c] y[d,c], fixed cost g y"}},
        {"Each distribution centre needs a balance row: inflow from the plants equals outflow to the customers.",
         "Fixed-charge links need a big-M on the flow; the customer's demand is the tightest valid one."}},
+      {S::Marketing, false,
+       {{"media_mix", "marketing", "max sum r[k] n[k]; sum c[k] n[k] <= B; sum a[k] n[k] >= A; 0 <= n[k] <= u[k] (LP)"},
+        {"reach_target", "marketing", "min sum c[k] n[k]; sum r[k] n[k] >= R; sum a[k] n[k] >= A; 0 <= n[k] <= u[k] (LP)"}},
+       {"Reach and cost are per advertisement: every row multiplies them by the number placed in the channel.",
+        "The channel limits are variable bounds; the audience minimum is a separate >= row."}},
   };
   return r;
 }

@@ -72,6 +72,7 @@ Instance make_bin_packing(Ctx& c);
 Instance make_job_shop(Ctx& c);
 Instance make_dispersion(Ctx& c);
 Instance make_supply_chain(Ctx& c);
+Instance make_marketing(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata

@@ -42,11 +42,11 @@ TEST(SynthFamiliesCli, ListFamiliesPrintsEveryGeneratorAndBucket) {
   }
   EXPECT_EQ(j["generators"].get<int>(), generators);
   for (const char* s : {"assignment", "generic_lp_mip", "knapsack", "set_cover", "network_flow", "diet", "unit_commitment",
-                        "revenue_management", "bin_packing", "job_shop", "dispersion", "supply_chain"}) EXPECT_TRUE(names.count(s)) << s;
+                        "revenue_management", "bin_packing", "job_shop", "dispersion", "supply_chain", "marketing"}) EXPECT_TRUE(names.count(s)) << s;
   std::set<std::string> tf;
   for (const auto& t : j["task_families"]) tf.insert(t.get<std::string>());
   for (const char* t : {"packing", "covering", "network flow", "diet", "lot sizing", "energy", "revenue management",
-                        "contract allocation", "cutting stock", "dispersion", "supply chain", "network design"}) EXPECT_TRUE(tf.count(t)) << t;
+                        "contract allocation", "cutting stock", "dispersion", "supply chain", "network design", "marketing"}) EXPECT_TRUE(tf.count(t)) << t;
 
   std::string text = run(std::string(TREX_BIN_PATH) + " synth --list-families --list-draws 2", rc);
   ASSERT_EQ(rc, 0) << text;
