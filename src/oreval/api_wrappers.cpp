@@ -4,8 +4,9 @@
 namespace trex::oreval {
 namespace {
 
-// Shared head: run answer.py, keep its exception (printed as the interpreter would).
-const char* kHead = R"PY(import json, sys, traceback
+// Shared head of every wrapper (gurobipy's in score.cpp too): run answer.py, keep its exception (printed as the
+// interpreter would); _trex_find and _trex_layer_verdict for the API parts.
+const char* const kHead = R"PY(import json, sys, traceback
 _trex_ns = {"__name__": "__main__", "__builtins__": __builtins__}
 _trex_err = None
 try:
@@ -30,9 +31,19 @@ def _trex_find(names, is_model):
         if is_model(obj):
             return obj
     return None
+
+
+def _trex_layer_verdict(model):
+    # trex's layers: the re-solves that checked the last solve's MILP verdict (real gurobipy / coptpy have none)
+    try:
+        v = object.__getattribute__(model, "_trex_verdict")
+        if v[0] > 0:
+            _trex_out["verdict_checks"], _trex_out["verdict_overruled"] = v
+    except Exception:
+        pass
 )PY";
 
-const char* kTail = R"PY(
+const char* const kTail = R"PY(
 sys.stdout.flush()
 print(json.dumps(_trex_out))
 )PY";
@@ -67,12 +78,7 @@ else:
     except Exception as _trex_e:
         _trex_out["error_type"] = type(_trex_e).__name__
         _trex_out["error"] = str(_trex_e)[:500]
-    try:  # trex's layer: the re-solves that checked the last solve's MILP verdict (real coptpy has none)
-        _trex_v = object.__getattribute__(_trex_model, "_trex_verdict")
-        if _trex_v[0] > 0:
-            _trex_out["verdict_checks"], _trex_out["verdict_overruled"] = _trex_v
-    except Exception:
-        pass
+    _trex_layer_verdict(_trex_model)
 )PY";
 
 const char* kPulp = R"PY(
@@ -141,6 +147,9 @@ std::string python_string_literal(const std::string& s) {
 }
 
 }  // namespace
+
+std::string wrapper_head() { return kHead; }
+std::string wrapper_tail() { return kTail; }
 
 std::optional<std::string> api_solver_wrapper(const std::string& api, const std::filesystem::path& python_dir) {
   if (api == "coptpy") return std::string(kHead) + kCoptpy + kTail;

@@ -20,6 +20,11 @@
 
 namespace trex::oreval {
 
+// The parts every wrapper shares: the head runs answer.py in _trex_ns and starts _trex_out (with the helpers
+// _trex_find and _trex_layer_verdict); the tail prints _trex_out as the last line.
+std::string wrapper_head();
+std::string wrapper_tail();
+
 // run.py for an answer of `api` ("coptpy" or "pulp"); nullopt for "gurobipy" (score.cpp's own wrapper).
 // python_dir holds trex_pulp (python/ of the source tree; the pulp wrapper adds it to sys.path).
 std::optional<std::string> api_solver_wrapper(const std::string& api, const std::filesystem::path& python_dir);

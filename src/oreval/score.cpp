@@ -26,23 +26,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs the answer at module level inside a catch-all, finds `model` (else `m`), solves it if it is
-// still unsolved, and prints one JSON line last (OR_BENCHMARKS.md §4.3).
-const char* kSolverWrapper = R"PY(import json, sys, traceback
-_trex_ns = {"__name__": "__main__", "__builtins__": __builtins__}
-_trex_err = None
-try:
-    with open("answer.py", encoding="utf-8") as _trex_f:
-        _trex_src = _trex_f.read()
-    exec(compile(_trex_src, "answer.py", "exec"), _trex_ns)
-except Exception as _trex_e:
-    _trex_err = _trex_e
-    traceback.print_exc()
-_trex_out = {"status": None, "optimal_value": None, "status_name": None}
-if _trex_err is not None:
-    _trex_out["error_type"] = type(_trex_err).__name__
-    _trex_out["error"] = str(_trex_err)[:500]
-_trex_model = None
+// After the shared head (api_wrappers.hpp: runs the answer at module level inside a catch-all): finds `model`
+// (else `m`), solves it if it is still unsolved; the shared tail prints one JSON line last (OR_BENCHMARKS.md §4.3).
+const char* kGurobipyPart = R"PY(_trex_model = None
 for _trex_name in ("model", "m"):
     _trex_obj = _trex_ns.get(_trex_name)
     if _trex_obj is not None and type(_trex_obj).__name__ == "Model" and callable(getattr(_trex_obj, "optimize", None)) \
@@ -67,14 +53,7 @@ else:
     except Exception as _trex_e:
         _trex_out["error_type"] = type(_trex_e).__name__
         _trex_out["error"] = str(_trex_e)[:500]
-    try:  # trex's layer: the re-solves that checked the last solve's MILP verdict (real gurobipy has none)
-        _trex_v = object.__getattribute__(_trex_model, "_trex_verdict")
-        if _trex_v[0] > 0:
-            _trex_out["verdict_checks"], _trex_out["verdict_overruled"] = _trex_v
-    except Exception:
-        pass
-sys.stdout.flush()
-print(json.dumps(_trex_out))
+    _trex_layer_verdict(_trex_model)
 )PY";
 
 std::atomic<unsigned> g_workdir_counter{0};
@@ -234,7 +213,7 @@ Outcome score_objective_code(const Benchmark& bench, const BenchItem& item, cons
   write_file_atomic(wd.path / "run.py", api_wrapper ? *api_wrapper
                                                     : std::string("_trex_require_objval = ") +
                                                           (cfg.solver_objval_quirk ? "True" : "False") + "\n" +
-                                                          kSolverWrapper);
+                                                          wrapper_head() + kGurobipyPart + wrapper_tail());
   SandboxSpec spec = python_spec(cfg, wd.path, "run.py", cfg.solve_timeout_s);
   if (auto py = api_interpreter(api.api)) spec.argv[0] = py->string();  // PuLP: Debian's python3-pulp
   SandboxResult r = run_python(cfg, spec, code);
