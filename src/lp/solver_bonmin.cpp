@@ -14,6 +14,7 @@
 #include <BonTMINLP.hpp>
 #include <CoinError.hpp>
 
+#include "lp/nlp_callbacks.hpp"
 #include "lp/nlp_problem.hpp"
 #include "lp/solver_backends.hpp"
 
@@ -23,67 +24,13 @@ namespace {
 using Ipopt::Index;
 using Ipopt::Number;
 
-class BonminAdapter : public Bonmin::TMINLP {
+class BonminAdapter : public NlpCallbacks<Bonmin::TMINLP> {
  public:
-  explicit BonminAdapter(const NlpProblem& p) : p_(p) {}
+  explicit BonminAdapter(const NlpProblem& p) : NlpCallbacks(p) {}
 
-  bool get_nlp_info(Index& n, Index& m, Index& nnz_jac_g, Index& nnz_h_lag,
-                    Ipopt::TNLP::IndexStyleEnum& style) override {
-    n = p_.n();
-    m = p_.m();
-    nnz_jac_g = p_.nnz_jac();
-    nnz_h_lag = p_.nnz_hess();
-    style = Ipopt::TNLP::C_STYLE;
-    return true;
-  }
   // Binaries are integers in [0, 1] (their bounds are already clipped), so a fixed binary is no special case.
   bool get_variables_types(Index n, VariableType* t) override {
     for (Index j = 0; j < n; ++j) t[j] = p_.is_integer(j) ? INTEGER : CONTINUOUS;
-    return true;
-  }
-  bool get_variables_linearity(Index n, Ipopt::TNLP::LinearityType* t) override {
-    for (Index j = 0; j < n; ++j) t[j] = p_.var_is_linear(j) ? Ipopt::TNLP::LINEAR : Ipopt::TNLP::NON_LINEAR;
-    return true;
-  }
-  bool get_constraints_linearity(Index m, Ipopt::TNLP::LinearityType* t) override {
-    for (Index r = 0; r < m; ++r) t[r] = p_.row_is_linear(r) ? Ipopt::TNLP::LINEAR : Ipopt::TNLP::NON_LINEAR;
-    return true;
-  }
-  bool get_bounds_info(Index, Number* x_l, Number* x_u, Index, Number* g_l, Number* g_u) override {
-    p_.bounds(x_l, x_u, g_l, g_u);
-    return true;
-  }
-  bool get_starting_point(Index, bool init_x, Number* x, bool init_z, Number*, Number*, Index, bool init_lambda,
-                          Number*) override {
-    if (!init_x || init_z || init_lambda) return false;
-    p_.start(x);
-    return true;
-  }
-  bool eval_f(Index, const Number* x, bool, Number& v) override {
-    v = p_.f(x);
-    return true;
-  }
-  bool eval_grad_f(Index, const Number* x, bool, Number* g) override {
-    p_.grad_f(x, g);
-    return true;
-  }
-  bool eval_g(Index, const Number* x, bool, Index, Number* g) override {
-    p_.g(x, g);
-    return true;
-  }
-  bool eval_jac_g(Index, const Number* x, bool, Index, Index, Index* row, Index* col, Number* values) override {
-    if (values == nullptr)
-      p_.jac_structure(row, col);
-    else
-      p_.jac_values(x, values);
-    return true;
-  }
-  bool eval_h(Index, const Number*, bool, Number obj_factor, Index, const Number* lambda, bool, Index, Index* row,
-              Index* col, Number* values) override {
-    if (values == nullptr)
-      p_.hess_structure(row, col);
-    else
-      p_.hess_values(obj_factor, lambda, values);
     return true;
   }
   void finalize_solution(Bonmin::TMINLP::SolverReturn status, Index n, const Number* x, Number) override {
@@ -95,9 +42,6 @@ class BonminAdapter : public Bonmin::TMINLP {
 
   Bonmin::TMINLP::SolverReturn final_status = Bonmin::TMINLP::MINLP_ERROR;
   std::vector<double> solution;
-
- private:
-  const NlpProblem& p_;
 };
 
 }  // namespace

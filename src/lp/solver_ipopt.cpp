@@ -14,6 +14,7 @@
 #include <IpIpoptApplication.hpp>
 #include <IpTNLP.hpp>
 
+#include "lp/nlp_callbacks.hpp"
 #include "lp/nlp_problem.hpp"
 #include "lp/solver_backends.hpp"
 
@@ -23,10 +24,10 @@ namespace {
 using Ipopt::Index;
 using Ipopt::Number;
 
-class IpoptAdapter : public Ipopt::TNLP {
+class IpoptAdapter : public NlpCallbacks<Ipopt::TNLP> {
  public:
   using Clock = std::chrono::steady_clock;
-  IpoptAdapter(const NlpProblem& p, double time_limit) : p_(p), limited_(time_limit > 0.0) {
+  IpoptAdapter(const NlpProblem& p, double time_limit) : NlpCallbacks(p), limited_(time_limit > 0.0) {
     if (limited_)
       deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit));
   }
@@ -39,59 +40,6 @@ class IpoptAdapter : public Ipopt::TNLP {
     return true;
   }
 
-  bool get_nlp_info(Index& n, Index& m, Index& nnz_jac_g, Index& nnz_h_lag, IndexStyleEnum& style) override {
-    n = p_.n();
-    m = p_.m();
-    nnz_jac_g = p_.nnz_jac();
-    nnz_h_lag = p_.nnz_hess();
-    style = C_STYLE;
-    return true;
-  }
-  bool get_bounds_info(Index, Number* x_l, Number* x_u, Index, Number* g_l, Number* g_u) override {
-    p_.bounds(x_l, x_u, g_l, g_u);
-    return true;
-  }
-  bool get_starting_point(Index, bool init_x, Number* x, bool init_z, Number*, Number*, Index, bool init_lambda,
-                          Number*) override {
-    if (!init_x || init_z || init_lambda) return false;
-    p_.start(x);
-    return true;
-  }
-  bool get_variables_linearity(Index n, LinearityType* t) override {
-    for (Index j = 0; j < n; ++j) t[j] = p_.var_is_linear(j) ? LINEAR : NON_LINEAR;
-    return true;
-  }
-  bool get_constraints_linearity(Index m, LinearityType* t) override {
-    for (Index r = 0; r < m; ++r) t[r] = p_.row_is_linear(r) ? LINEAR : NON_LINEAR;
-    return true;
-  }
-  bool eval_f(Index, const Number* x, bool, Number& v) override {
-    v = p_.f(x);
-    return true;
-  }
-  bool eval_grad_f(Index, const Number* x, bool, Number* g) override {
-    p_.grad_f(x, g);
-    return true;
-  }
-  bool eval_g(Index, const Number* x, bool, Index, Number* g) override {
-    p_.g(x, g);
-    return true;
-  }
-  bool eval_jac_g(Index, const Number* x, bool, Index, Index, Index* row, Index* col, Number* values) override {
-    if (values == nullptr)
-      p_.jac_structure(row, col);
-    else
-      p_.jac_values(x, values);
-    return true;
-  }
-  bool eval_h(Index, const Number*, bool, Number obj_factor, Index, const Number* lambda, bool, Index, Index* row,
-              Index* col, Number* values) override {
-    if (values == nullptr)
-      p_.hess_structure(row, col);
-    else
-      p_.hess_values(obj_factor, lambda, values);
-    return true;
-  }
   void finalize_solution(Ipopt::SolverReturn status, Index n, const Number* x, const Number*, const Number*, Index,
                          const Number*, const Number*, Number, const Ipopt::IpoptData*,
                          Ipopt::IpoptCalculatedQuantities*) override {
@@ -104,7 +52,6 @@ class IpoptAdapter : public Ipopt::TNLP {
   bool timed_out = false;
 
  private:
-  const NlpProblem& p_;
   bool limited_;
   Clock::time_point deadline_{};
 };
