@@ -1,4 +1,6 @@
-// `trex run`: the whole pipeline on the embedded default (argument parsing only; see pipeline/run).
+// `trex run`: the whole pipeline on the embedded default (argument parsing only; see pipeline/run). `--device
+// cuda` is refused with the reason (cuda/device_select.hpp) before the run folder is made: the pipeline's stages
+// (trex train, trex generate) run on the CPU only.
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -6,6 +8,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cuda/device_select.hpp"
 #include "pipeline/run.hpp"
 
 namespace {
@@ -45,7 +48,13 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   sub.add_option("--data", *data, "Benchmark folder of the B4O-Feasible slice (default: $TREX_BENCHMARKS, else "
                                  "../shared/benchmarks; without either the slice is skipped)");
   sub.add_flag("--quick", o->quick, "A shortened run (minutes): tiny data, a few steps");
-  return [o, out, data] {
+  auto device = std::make_shared<std::string>("cpu");
+  sub.add_option("--device", *device,
+                 "cpu (default) or cuda (the model does not run on CUDA yet: refused, with the reason)")
+      ->check(CLI::IsMember(trex::cuda::device_names()))
+      ->capture_default_str();
+  return [o, out, data, device] {
+    trex::cuda::require_device(trex::cuda::parse_device(*device), "trex run");  // before the run folder is made
     o->out = *out;
     o->benchmarks_dir = *data;
     const auto t0 = std::chrono::steady_clock::now();

@@ -1,11 +1,13 @@
-// `trex serve --ckpt DIR --port P [--host 127.0.0.1] [--api-key-env NAME] [--model-name trex]`: the
-// OpenAI-compatible chat server (infer/chat_server.hpp) over a trex checkpoint (infer/engine.hpp). Model calls
-// are serialised by the engine; HTTP connections are handled concurrently.
+// `trex serve --ckpt DIR --port P [--host 127.0.0.1] [--api-key-env NAME] [--model-name trex] [--device cpu]`:
+// the OpenAI-compatible chat server (infer/chat_server.hpp) over a trex checkpoint (infer/engine.hpp). Model calls
+// are serialised by the engine; HTTP connections are handled concurrently. `--device cuda` is refused with the
+// reason (cuda/device_select.hpp) before anything is read or bound.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cuda/device_select.hpp"
 #include "infer/engine.hpp"
 #include "util/error.hpp"
 
@@ -14,11 +16,12 @@ namespace {
 using namespace trex::infer;
 
 struct ServeOpts {
-  std::string ckpt, tokenizer, host = "127.0.0.1", api_key_env, model_name = "trex";
+  std::string ckpt, tokenizer, host = "127.0.0.1", api_key_env, model_name = "trex", device = "cpu";
   int port = 8000, threads = 8, max_context = 2048;
 };
 
 int run(const ServeOpts& o) {
+  trex::cuda::require_device(trex::cuda::parse_device(o.device), "trex serve");  // before anything is read or bound
   ServerOptions so;
   so.host = o.host;
   so.port = o.port;
@@ -49,6 +52,8 @@ trex::cli::CommandRegistrar reg("serve", "OpenAI-compatible chat server for a tr
   sub.add_option("--model-name", o->model_name, "Model id served (default trex)");
   sub.add_option("--threads", o->threads, "HTTP worker threads (default 8)")->check(CLI::Range(1, 256));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
+  sub.add_option("--device", o->device, "cpu (default) or cuda (the model does not run on CUDA yet: refused, "
+                                        "with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
   return [o] { return run(*o); };
 });
 

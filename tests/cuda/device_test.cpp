@@ -1,15 +1,17 @@
 // The device layer every build has (src/cuda/device.hpp, device_select.hpp): --device parsing, availability()'s
 // answer and its reason, and the CLI's error when CUDA is asked for — "CUDA asked for but <reason>" on a machine
 // without a usable device, "not implemented yet for this command" on one with a device (no command runs on CUDA
-// yet), never a silent CPU run. In CUDA builds also TREX_CUDA_CHECK's message (file:line, call, runtime's words).
-// None of these needs a GPU; each checks the branch this machine takes.
+// yet), never a silent CPU run: train, generate, serve and run. In CUDA builds also TREX_CUDA_CHECK's message
+// (file:line, call, runtime's words). None of these needs a GPU; each checks the branch this machine takes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "cuda/device.hpp"
 #include "cuda/device_select.hpp"
 #include "run_command.hpp"
+#include "temp_dir.hpp"
 #include "util/error.hpp"
 #if TREX_HAVE_CUDA
 #include "cuda/check.hpp"
@@ -93,6 +95,49 @@ TEST(CudaDevice, TrainAndGenerateRefuseCudaWithTheReason) {
   const std::string bad = trex::testing::run_command(bin + " generate --device gpu --ckpt x --prompt hi", rc);
   EXPECT_EQ(rc, 2) << bad;
   EXPECT_NE(bad.find("--device"), std::string::npos) << bad;
+}
+
+TEST(CudaDevice, ServeAndRunRefuseCudaWithTheReason) {
+  const std::string bin = TREX_BIN_PATH;
+  const std::filesystem::path tmp = trex::testing::fresh_temp_dir("trex_device_serve_run");
+  const std::filesystem::path run_out = tmp / "run";
+  // serve: the checkpoint does not exist and nothing is bound: the device check comes first.
+  const std::string serve = bin + " serve --device cuda --ckpt /nonexistent/ckpt --port 0";
+  // run: refused before the run folder is made.
+  const std::string run = bin + " run --device cuda --quick --out " + run_out.string();
+  for (const auto& [cmd, line] : {std::pair{std::string("serve"), serve}, std::pair{std::string("run"), run}}) {
+    int rc = 0;
+    const std::string out = trex::testing::run_command(line, rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find(expected_device_error(cmd)), std::string::npos) << out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(run_out)) << "trex run --device cuda wrote " << run_out;
+  // --device cpu (the default) goes on to the command's own work: serve to the missing checkpoint, run to making
+  // its folder (here under a file, so that it fails at once instead of running the pipeline).
+  int rc = 0;
+  std::string out = trex::testing::run_command(bin + " serve --device cpu --ckpt /nonexistent/ckpt --port 0", rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_EQ(out.find("--device"), std::string::npos) << out;
+  EXPECT_NE(out.find("/nonexistent/ckpt"), std::string::npos) << out;
+  out = trex::testing::run_command(bin + " run --device cpu --quick --out /dev/null/run", rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_EQ(out.find("--device"), std::string::npos) << out;
+  EXPECT_NE(out.find("/dev/null/run"), std::string::npos) << out;
+  // Anything but cpu / cuda is refused by the parser, and run writes nothing.
+  for (const std::string& line : {bin + " serve --device gpu --ckpt x --port 0",
+                                  bin + " run --device gpu --quick --out " + run_out.string()}) {
+    const std::string bad = trex::testing::run_command(line, rc);
+    EXPECT_EQ(rc, 2) << bad;
+    EXPECT_NE(bad.find("--device"), std::string::npos) << bad;
+  }
+  EXPECT_FALSE(std::filesystem::exists(run_out)) << "trex run --device gpu wrote " << run_out;
+  // The help of both commands names the option.
+  for (const std::string& cmd : {std::string("serve"), std::string("run")}) {
+    out = trex::testing::run_command(bin + " " + cmd + " --help", rc);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("--device"), std::string::npos) << out;
+  }
+  std::filesystem::remove_all(tmp);
 }
 
 #if TREX_HAVE_CUDA
