@@ -4,6 +4,7 @@
 // needs an LLM per sample), so the figure is compared with the target; the bench also checks bucket
 // coverage, that the manifest matches the files and that every exported code answer was run. CPU time
 // includes the Python workers (children); the load average is printed beside it (a shared machine).
+// Usage: bench_synth [count] [threads] [--mix spec...]; per family it prints samples, rejections and variety.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -11,6 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
+#include <algorithm>
 
 #include "ordata/synth.hpp"
 #include "util/jsonl.hpp"
@@ -33,6 +37,13 @@ int main(int argc, char** argv) {
   o.test_count = 200;
   o.seed = 2026;
   o.threads = argc > 2 ? std::stoi(argv[2]) : 2;
+  // Further arguments: --mix specs (e.g. structure=all:1, the broad mix of every family).
+  std::string mix_text = "default";
+  for (int a = 3; a < argc; ++a) {
+    trex::ordata::apply_mix(argv[a], o.mix);
+    mix_text = a == 3 ? argv[a] : mix_text + " " + argv[a];
+  }
+  std::printf("synth bench: mix %s\n", mix_text.c_str());
   o.progress = false;
   o.out = fs::temp_directory_path() / ("trex_bench_synth_" + std::to_string(::getpid()));
   fs::remove_all(o.out);
@@ -74,6 +85,27 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   std::printf("  rejections: %s\n", man["rejections"].dump().c_str());
+  // Per family (structure): exported SFT samples, candidates (train and test) and why they were rejected, and the
+  // variety of what was exported (the manifest's "families" section).
+  std::printf("  %-20s %6s %6s %6s %5s %4s %4s %4s %5s %6s %6s  %s\n", "family", "sft", "test", "cands", "rej%", "var", "dom", "narr",
+              "tmpl", "phr", "dist4", "top rejections");
+  for (auto it = man["families"].begin(); it != man["families"].end(); ++it) {
+    const auto& f = it.value();
+    int64_t cands = f.value("candidates", int64_t(0)), rejected = 0;
+    std::vector<std::pair<int64_t, std::string>> reasons;
+    for (auto r = f["rejections"].begin(); r != f["rejections"].end(); ++r) {
+      rejected += r.value().get<int64_t>();
+      reasons.push_back({-r.value().get<int64_t>(), r.key()});
+    }
+    std::sort(reasons.begin(), reasons.end());
+    std::string top;
+    for (size_t i = 0; i < reasons.size() && i < 3; ++i) top += (i ? ", " : "") + reasons[i].second + " " + std::to_string(-reasons[i].first);
+    std::printf("  %-20s %6ld %6ld %6ld %5.1f %4ld %4ld %4ld %5ld %6ld %6.3f  %s\n", it.key().c_str(), long(f.value("samples", int64_t(0))),
+                long(f.value("test", int64_t(0))), long(cands), cands ? 100.0 * double(rejected) / double(cands) : 0.0,
+                long(f.value("variants", int64_t(0))), long(f.value("domains", int64_t(0))), long(f.value("narratives", int64_t(0))),
+                long(f.value("sentence_templates", int64_t(0))), long(f.value("phrasings", int64_t(0))), f.value("distinct_4", 0.0),
+                top.c_str());
+  }
   fs::remove_all(o.out);
   return ok ? 0 : 1;
 }

@@ -21,7 +21,7 @@ namespace {
 struct Opts {
   trex::ordata::SynthOptions synth;
   std::string out;
-  std::vector<std::string> mix;
+  std::vector<std::string> mix, test_mix;
   bool no_progress = false, json = false, code_solve_always = false;
   std::string llm_cache;
   std::string test_task = "lp_structure";
@@ -97,6 +97,14 @@ int run(Opts& o) {
   o.synth.code_reuse_verified_solve = !o.code_solve_always;
   if (!o.llm_cache.empty()) o.synth.llm.cache_dir = o.llm_cache;
   for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
+  // The test mix starts from the training mix; each --test-mix group replaces that group (the task is --test-task's).
+  if (!o.test_mix.empty()) {
+    o.synth.test_mix = o.synth.mix;
+    for (const auto& m : o.test_mix) {
+      if (m.rfind("task=", 0) == 0) throw trex::Error("synth: --test-mix '" + m + "': the test items' task is set by --test-task");
+      trex::ordata::apply_mix(m, *o.synth.test_mix);
+    }
+  }
   if (!trex::ordata::parse(o.test_task, o.synth.test_task))
     throw trex::Error("synth: unknown --test-task '" + o.test_task + "' (lp_structure or code_only)");
   auto sum = trex::ordata::run_synth(o.synth);
@@ -148,6 +156,9 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                       ->capture_default_str();
                                   sub.add_option("--mix", o->mix,
                                                  "Bucket weights, repeatable: KEY=NAME:W,... with KEY structure|mode|difficulty|task|domain");
+                                  sub.add_option("--test-mix", o->test_mix,
+                                                 "Bucket weights of the test items, repeatable, over the training mix: e.g. "
+                                                 "structure=knapsack:1 with --mix structure=all:1,knapsack:0 tests a held-out family");
                                   sub.add_option("--threads", o->synth.threads, "Worker threads")->capture_default_str();
                                   sub.add_option("--jaccard", o->synth.jaccard_threshold, "Near-duplicate threshold")->capture_default_str();
                                   sub.add_option("--chunk-size", o->synth.chunk_size, "Candidates per checkpoint chunk")->capture_default_str();

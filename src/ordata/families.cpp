@@ -68,6 +68,8 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::Marketing: inst = detail::make_marketing(c); break;
   }
   inst.structure = structure;
+  inst.narrative = c.narrative;
+  inst.phrasing = std::move(c.phrasing);
   inst.difficulty = difficulty;
   inst.domain = domain;
   inst.seed = seed;

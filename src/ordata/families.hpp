@@ -44,7 +44,16 @@ struct Ctx {
   int64_t ri(int64_t lo, int64_t hi) { return rng.uniform_int(lo, hi); }
   double ru(double lo, double hi) { return rng.uniform(lo, hi); }
   std::string org() { return rng.pick(dom.organisations); }
-  std::string x(const std::string& tmpl) { return expand(rng, tmpl); }
+  std::vector<PhraseUse> phrasing;  // the sentence templates drawn through x() (the manifest's diversity counts)
+  int narrative = -1;               // the narrative scenario drawn through scenario(); -1: the family has none
+  std::string x(const std::string& tmpl) {
+    PhraseUse use;
+    std::string s = expand(rng, tmpl, use);
+    if (use.groups) phrasing.push_back(use);
+    return s;
+  }
+  // Draws one of n narrative scenarios (the same draw as ri(0, n - 1)) and records which.
+  int scenario(int n) { return narrative = int(rng.uniform_int(0, n - 1)); }
 };
 // Euclidean distances (rounded to integers >= 1) between random points on a 100 x 100 grid.
 std::vector<double> random_distances(Rng& rng, int n, int m, double scale, double offset);

@@ -91,7 +91,7 @@ Instance make_bin_packing(Ctx& c) {
   for (int b = 0; b + 1 < nb; ++b) add_row(m, "order_" + bins[size_t(b)], {{b, 1.0}, {b + 1, -1.0}}, lp::RowSense::GE, 0.0);
 
   // Narrative scenarios: loading containers/trucks, batching jobs on a machine, cutting raw stock.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string il = std::to_string(n) + (cutting ? " piece types (" : " items (") + label_list(items) + ")";
   if (cutting) {
     const char* stock = scen == 0 ? "rolls" : (scen == 1 ? "boards" : "bars");

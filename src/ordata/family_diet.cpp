@@ -83,7 +83,7 @@ Instance make_diet(Ctx& c) {
     if (hi[size_t(k)] > 0) add_row(m, "max_" + nutrients[size_t(k)], row(k), lp::RowSense::LE, hi[size_t(k)]);
 
   // Narrative scenarios: a daily ration, a supplement order, a menu/recipe plan.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string fl = std::to_string(nf) + " ingredients (" + label_list(foods) + ")";
   std::string nl = label_list(nutrients);
   if (scen == 0)

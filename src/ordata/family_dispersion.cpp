@@ -86,7 +86,7 @@ Instance make_dispersion(Ctx& c) {
   }
 
   // Narrative scenarios: spreading facilities (risk), placing competing outlets, siting monitors.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string sl = std::to_string(n) + " candidate sites (" + label_list(sites) + ")";
   std::string ps = std::to_string(p);
   if (scen == 0)

@@ -93,7 +93,7 @@ Instance make_job_shop(Ctx& c) {
   }
 
   // Narrative scenarios: a workshop, a service centre, a processing line.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string jl = std::to_string(nj) + " " + dom.job + "s (" + label_list(jobs) + ")";
   std::string ml = std::to_string(nm) + " machines (" + label_list(machines) + ")";
   if (scen == 0)

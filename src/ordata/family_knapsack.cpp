@@ -71,7 +71,7 @@ Instance make_knapsack(Ctx& c) {
   }
 
   // Narrative scenarios: a shipment to load, a project budget to fill, a production run to pick.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string what = dom.product_unit + " (" + label_list(items) + ")";
   if (scen == 0)
     in.intro = capitalize(c.org()) + c.x(" {is loading|must load|prepares} a {single |}{shipment|consignment|container} and ") +

@@ -61,7 +61,7 @@ Instance make_marketing(Ctx& c) {
   add_row(m, "audience", aud, lp::RowSense::GE, ymin);
 
   // Narrative scenarios: a product launch, a seasonal campaign, a public-information campaign.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string cl = std::to_string(nk) + " media channels (" + label_list(ch) + ")";
   if (scen == 0)
     in.intro = capitalize(c.org()) + c.x(" {is launching|prepares} a campaign for its " + dom.good + " and {can advertise in|considers} ") + cl + ".";

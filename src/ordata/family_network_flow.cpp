@@ -99,7 +99,7 @@ Instance make_network_flow(Ctx& c) {
   }
 
   // Narrative scenarios: a distribution network, a pipeline/cable grid, an evacuation or relief corridor.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string sites = std::to_string(n) + " sites (" + label_list(nodes) + ")";
   if (scen == 0)
     in.intro = capitalize(c.org()) + c.x(" {moves|routes|sends} ") + dom.good + c.x(" through a {network|grid} of ") + sites +

@@ -82,7 +82,7 @@ Instance make_revenue(Ctx& c) {
   }
 
   // Narrative scenarios: seats/rooms sold in classes, service packages, capacity sold in bundles.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string pl = std::to_string(nj) + " products (" + label_list(prods) + ")";
   std::string rl = std::to_string(nl) + " resources (" + label_list(res) + ")";
   if (scen == 0)

@@ -93,7 +93,7 @@ Instance make_set_cover(Ctx& c) {
   }
 
   // Narrative scenarios: service teams reaching sites, inspection rounds, subscription packages.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string n_opts = std::to_string(n) + " candidate " + dom.job + "s (" + label_list(opts) + ")";
   std::string n_sites = std::to_string(m) + " " + dom.sink + "s (" + label_list(places) + ")";
   if (scen == 0)

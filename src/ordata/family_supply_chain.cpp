@@ -95,7 +95,7 @@ Instance make_supply_chain(Ctx& c) {
         add_row(m, "link_" + dl[size_t(d)] + "_" + cl[size_t(k)], {{z0 + d * nc + k, 1.0}, {y0 + d * nc + k, -dem[size_t(k)]}}, lp::RowSense::LE, 0.0);
 
   // Narrative scenarios: a distribution network, a regional network redesign, a seasonal plan.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string ps = std::to_string(np) + " plants (" + label_list(pl) + ")", ds = std::to_string(nd) + " distribution centres (" + label_list(dl) + ")",
               cs = std::to_string(nc) + " " + dom.sink + "s (" + label_list(cl) + ")";
   if (scen == 0)

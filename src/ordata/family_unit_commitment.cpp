@@ -87,7 +87,7 @@ Instance make_unit_commitment(Ctx& c) {
     }
 
   // Narrative scenarios: a generation schedule, a plant (line) activation plan, a depot opening roster.
-  int scen = int(c.ri(0, 2));
+  int scen = c.scenario(3);
   std::string ul = std::to_string(ng) + " " + dom.source + "s (" + label_list(units) + ")";
   std::string pl = std::to_string(nt) + " " + dom.period + "s";
   if (scen == 0)

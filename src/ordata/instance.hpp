@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lp/model.hpp"
+#include "ordata/phrasing.hpp"
 #include "ordata/vocab.hpp"
 #include "util/jsonl.hpp"
 
@@ -62,6 +63,10 @@ struct Instance {
   std::vector<std::string> rules;  // constraints in words (already phrased)
   std::string goal;                // what to optimise, in words
   std::string python_body;         // gurobipy code after `data` is defined; ends before optimize()
+  // What the generator drew of its phrasing (the manifest's diversity counts; not rendered): the narrative
+  // scenario (-1: the family has one narrative) and every sentence template with its alternatives.
+  int narrative = -1;
+  std::vector<PhraseUse> phrasing;
 
   lp::Model model;
 

@@ -3,12 +3,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 namespace trex::ordata {
 
-std::string expand(Rng& rng, std::string_view t) {
+std::string expand(Rng& rng, std::string_view t, PhraseUse& use) {
   std::string out;
   out.reserve(t.size());
+  std::string groups, choices;  // the groups' texts and the indices drawn, hashed below
   size_t i = 0;
   while (i < t.size()) {
     if (t[i] != '{') {
@@ -27,10 +29,23 @@ std::string expand(Rng& rng, std::string_view t) {
         alts.push_back(t.substr(start, k - start));
         start = k + 1;
       }
-    out.append(alts[size_t(rng.uniform_int(0, int64_t(alts.size()) - 1))]);
+    size_t pick = size_t(rng.uniform_int(0, int64_t(alts.size()) - 1));
+    out.append(alts[pick]);
+    groups.append(t.substr(i, close + 1 - i));
+    choices += std::to_string(pick) + ",";
     i = close + 1;
   }
+  use = {};
+  if (!groups.empty()) {
+    use.groups = std::hash<std::string>{}(groups);  // distinct counts only: any stable hash will do
+    use.choice = std::hash<std::string>{}(groups + "#" + choices);
+  }
   return out;
+}
+
+std::string expand(Rng& rng, std::string_view t) {
+  PhraseUse ignored;
+  return expand(rng, t, ignored);
 }
 
 std::string fmt_num(double v, int decimals) {

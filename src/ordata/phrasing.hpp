@@ -13,6 +13,15 @@ namespace trex::ordata {
 // without braces is returned unchanged and draws nothing.
 std::string expand(Rng& rng, std::string_view tmpl);
 
+// Which phrasing a template expansion drew (the synth manifest's diversity counts): `groups` identifies the
+// sentence template by its alternative groups only (the text between groups holds the instance's names and
+// numbers), `choice` also by the alternative drawn in each group. Both 0 for a template without groups.
+struct PhraseUse {
+  uint64_t groups = 0, choice = 0;
+};
+// expand() that also reports the phrasing drawn (the same draws, the same text).
+std::string expand(Rng& rng, std::string_view tmpl, PhraseUse& use);
+
 // Prose numbers: thousands separators, at most `decimals` decimals, trailing zeros dropped.
 std::string fmt_num(double v, int decimals = 2);
 // Money in prose: "$1,250" for USD, "1,250 EUR" otherwise.

@@ -17,6 +17,7 @@
 #include "ordata/phrasing.hpp"
 #include "ordata/gates.hpp"
 #include "ordata/render.hpp"
+#include "ordata/variety.hpp"
 #include "ordata/verify.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -64,6 +65,7 @@ int pick_weighted(Rng& rng, const std::vector<double>& w) {
 // One processed candidate; `reason` non-empty when it was rejected before the ordered filters.
 struct Candidate {
   std::string reason;
+  std::string structure;  // drawn, also for rejected candidates (the per-family rejection counts)
   Json record;            // sft record (train) or test record (test)
   std::string cpt[2];     // model report, modeling rationale
   std::string param_sig, sol_sig;
@@ -75,6 +77,9 @@ struct Candidate {
   bool code_run = false;        // the answer's program was run (whatever came of it)
   bool code_checked = false;    // ... and printed the verified objective
   bool code_same_model = false; // ... its one solve was of the verified model itself (names aside)
+  int narrative = -1;                 // the generator's draws of its prose (the manifest's variety counts)
+  std::vector<PhraseUse> phrasing;
+  std::string statement;              // the problem statement as exported (its n-gram diversity)
   double solve_ms = 0, check_ms = 0, code_ms = 0;
 };
 
@@ -108,14 +113,18 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
   Candidate c;
   uint64_t stream = test ? (o.seed ^ kTestSalt) : o.seed;
   Rng rng = Rng::derive(stream, uint64_t(k));
-  Structure st = Structure(pick_weighted(rng, o.mix.structure));
-  Difficulty diff = Difficulty(pick_weighted(rng, o.mix.difficulty));
-  int domain = pick_weighted(rng, o.mix.domain);
-  Mode mode = Mode(pick_weighted(rng, o.mix.mode));
-  Task task = test ? o.test_task : Task(pick_weighted(rng, o.mix.task));
+  const Mix& mix = test && o.test_mix ? *o.test_mix : o.mix;
+  Structure st = Structure(pick_weighted(rng, mix.structure));
+  c.structure = to_string(st);
+  Difficulty diff = Difficulty(pick_weighted(rng, mix.difficulty));
+  int domain = pick_weighted(rng, mix.domain);
+  Mode mode = Mode(pick_weighted(rng, mix.mode));
+  Task task = test ? o.test_task : Task(pick_weighted(rng, mix.task));
   uint64_t inst_seed = rng.next_u64();
   Rng text_rng(rng.next_u64());
   Instance inst = generate(st, diff, domain, inst_seed);
+  c.narrative = inst.narrative;
+  c.phrasing = inst.phrasing;
   Verification v = verify_instance(inst);
   c.solve_ms = v.seconds * 1e3;
   if (!v.accepted) {
@@ -154,6 +163,8 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
   meta["mode"] = to_string(mode);
   meta["domain"] = dom.name;
   meta["structure"] = to_string(st);
+  // A test item of a structure the training mix leaves out (--test-mix): it measures transfer across families.
+  if (test && o.mix.structure[size_t(st)] == 0) meta["held_out_structure"] = true;
   meta["difficulty"] = to_string(diff);
   meta["data_interface"] = data_interface(mode);
   meta["answer_style"] = answer_style(task);
@@ -242,6 +253,7 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
   }
   c.param_sig = parameter_signature(inst);
   c.sol_sig = solution_signature(inst, v);
+  c.statement = problem.text;
   c.tokens = token_set(sample.user);
   c.signature = minhash(c.tokens);
   return c;
@@ -253,6 +265,9 @@ struct State {
   std::unordered_set<std::string> param_sigs, sol_sigs;
   std::vector<Json> train, test;           // accepted records (chunk-file form)
   std::map<std::string, int64_t> rejections;
+  // Per structure: candidates used and their rejection reasons (the manifest's "families" section).
+  std::map<std::string, std::map<std::string, int64_t>> family_rejections;
+  std::map<std::string, int64_t> family_candidates;
   int64_t candidates = 0;
   int64_t programs_run = 0;  // code answers run over the candidates used (accepted or rejected)
   explicit State(double threshold) : index(threshold) {}
@@ -277,6 +292,7 @@ std::string fingerprint(const SynthOptions& o) {
   std::string f = fmt::format("{}|seed={}|count={}|test={}|test_task={}|mix={}|jaccard={}|chunk={}", kSynthVersion,
                               o.seed, o.count, o.test_count, to_string(o.test_task), mix_to_string(o.mix),
                               o.jaccard_threshold, o.chunk_size);
+  if (o.test_mix) f += "|test_mix=" + mix_to_string(*o.test_mix);
   if (o.llm.enabled()) f += fmt::format("|llm={}|model={}|temperature={}", o.llm.base_url, o.llm.model, o.llm.temperature);
   if (o.corrupt_code_every > 0) f += fmt::format("|corrupt_code_every={}", o.corrupt_code_every);
   return f;
@@ -319,12 +335,14 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vecto
     if (!e.empty()) throw Error("synth: candidate generation failed: " + e);
 
   std::string text;
-  std::map<std::string, int64_t> rej;
+  std::map<std::string, int64_t> rej, fam_used;
+  std::map<std::string, std::map<std::string, int64_t>> fam_rej;
   int64_t used = 0, programs = 0;
   auto& accepted = test ? s.test : s.train;
   for (auto& c : cands) {
     if (int64_t(accepted.size()) >= target) break;
     ++used;
+    ++fam_used[c.structure];
     programs += c.code_run;
     std::string reason = c.reason;
     if (reason.empty() && s.param_sigs.count(c.param_sig)) reason = "duplicate_parameters";
@@ -332,6 +350,7 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vecto
     if (reason.empty() && s.index.is_near_duplicate(c.tokens, c.signature)) reason = "near_duplicate";
     if (!reason.empty()) {
       ++rej[reason];
+      ++fam_rej[c.structure][reason];
       continue;
     }
     Json item = Json::object();
@@ -344,10 +363,18 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vecto
     item["solve_ms"] = c.solve_ms;
     item["check_ms"] = c.check_ms;
     item["code_ms"] = c.code_ms;
+    item["narrative"] = c.narrative;
+    Json uses = Json::array();
+    for (const auto& u : c.phrasing) uses.push_back(Json::array({u.groups, u.choice}));
+    item["phrasing"] = std::move(uses);
+    if (!test) item["statement"] = std::move(c.statement);  // test records carry it already
     text += item.dump() + "\n";
     admit(s, item, test, &c.tokens, &c.signature);
   }
   for (const auto& [k, v] : rej) s.rejections[k] += v;
+  for (const auto& [f, n] : fam_used) s.family_candidates[f] += n;
+  for (const auto& [f, r] : fam_rej)
+    for (const auto& [k, v] : r) s.family_rejections[f][k] += v;
   s.candidates += used;
   s.programs_run += programs;
   Json stats = Json::object();
@@ -355,6 +382,8 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vecto
   stats["candidates"] = used;
   stats["programs_run"] = programs;
   stats["rejections"] = rej;
+  stats["family_candidates"] = fam_used;
+  stats["family_rejections"] = fam_rej;
   text += stats.dump() + "\n";
   return text;
 }
@@ -369,6 +398,10 @@ bool load_chunk(const fs::path& path, State& s, bool test) {
       s.candidates += (*rec)["candidates"].get<int64_t>();
       s.programs_run += (*rec)["programs_run"].get<int64_t>();
       for (auto it = (*rec)["rejections"].begin(); it != (*rec)["rejections"].end(); ++it) s.rejections[it.key()] += it.value().get<int64_t>();
+      for (auto it = (*rec)["family_candidates"].begin(); it != (*rec)["family_candidates"].end(); ++it)
+        s.family_candidates[it.key()] += it.value().get<int64_t>();
+      for (auto f = (*rec)["family_rejections"].begin(); f != (*rec)["family_rejections"].end(); ++f)
+        for (auto it = f.value().begin(); it != f.value().end(); ++it) s.family_rejections[f.key()][it.key()] += it.value().get<int64_t>();
       saw_stats = true;
     } else {
       admit(s, *rec, test, nullptr, nullptr);
@@ -490,6 +523,7 @@ void validate(const SynthOptions& o) {
   if (o.out.empty()) throw Error("synth: --out is required");
   if (fs::exists(o.out) && !fs::is_directory(o.out)) throw Error("synth: --out '" + o.out.string() + "' exists and is not a folder");
   if (o.mix.domain.size() != size_t(num_domains())) throw Error("synth: domain mix has the wrong size");
+  if (o.test_mix && o.test_mix->domain.size() != size_t(num_domains())) throw Error("synth: test domain mix has the wrong size");
   if (!(o.code_time_limit > 0)) throw Error("synth: --code-time-limit must be > 0");
   if (o.corrupt_code_every < 0) throw Error("synth: --corrupt-code-every must be >= 0");
   bool code_answers = o.mix.task[size_t(Task::FullModel)] > 0 || o.mix.task[size_t(Task::CodeOnly)] > 0 ||
@@ -584,10 +618,12 @@ SynthSummary run_synth(const SynthOptions& o) {
     lp_checked += item["checks"]["lp"].get<bool>();
     code_same_model += item["checks"]["code_same_model"].get<bool>();
   };
+  VarietyCounter variety;
   for (size_t i = 0; i < s.train.size(); ++i) {
     const Json& item = s.train[i];
     const Json& rec = item["record"];
     sft_text += rec.dump() + "\n";
+    variety.add(rec["metadata"]["structure"].get<std::string>(), rec["metadata"], item, item.value("statement", ""));
     int kind = int(i % 2);
     ++kinds[kind];
     Json cpt = Json::object();
@@ -643,11 +679,28 @@ SynthSummary run_synth(const SynthOptions& o) {
   manifest["options"] = {{"count", o.count},          {"test_count", o.test_count},
                          {"test_task", to_string(o.test_task)}, {"mix", mix_to_string(o.mix)},
                          {"jaccard_threshold", o.jaccard_threshold}, {"chunk_size", o.chunk_size}};
+  if (o.test_mix) manifest["options"]["test_mix"] = mix_to_string(*o.test_mix);
   manifest["counts"] = {{"sft", s.train.size()}, {"cpt", s.train.size()}, {"test", s.test.size()}, {"candidates", s.candidates}};
   manifest["cpt_kinds"] = {{"model_report", kinds[0]}, {"modeling_rationale", kinds[1]}};
   manifest["buckets"] = buckets;
   manifest["test_buckets"] = test_buckets;
   manifest["rejections"] = s.rejections;
+  // Per structure: exported samples and their variety (SFT items), test items, candidates used and rejections.
+  Json families = variety.to_json();
+  for (const auto& [f, n] : s.family_candidates) {
+    Json& j = families[f];
+    if (!j.contains("samples")) j["samples"] = 0;
+    j["candidates"] = n;
+    j["rejections"] = s.family_rejections.count(f) ? Json(s.family_rejections.at(f)) : Json::object();
+  }
+  const Json test_structures = test_buckets.value("structure", Json::object());
+  for (auto it = test_structures.begin(); it != test_structures.end(); ++it) families[it.key()]["test"] = it.value();
+  manifest["families"] = families;
+  manifest["families_note"] =
+      "per structure over the exported SFT items: variants, domains and narrative scenarios drawn; sentence_templates: the generator's "
+      "phrasing templates drawn (told apart by their {a|b} groups), phrasings: their distinct alternatives drawn; distinct_n: distinct "
+      "n-grams / all n-grams of the statements, numbers masked (lower with more samples); candidates and rejections cover train and "
+      "test candidates";
   manifest["verification"] = {
       {"lp_answers", lp_answers},
       {"lp_answers_resolved", lp_checked},

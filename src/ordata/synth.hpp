@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct SynthOptions {
   std::filesystem::path out;
   int threads = 2;
   Mix mix = default_mix();
+  // The held-out items' mix (--test-mix); unset: the training mix. A structure with weight 0 in `mix` drawn
+  // here is a held-out family (its test items say so: metadata.held_out_structure).
+  std::optional<Mix> test_mix;
   double jaccard_threshold = 0.9;
   int64_t chunk_size = 250;
   bool progress = true;
