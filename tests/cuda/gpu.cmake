@@ -1,15 +1,28 @@
 # gpu-labelled tests of the CUDA backend (included by tests/CMakeLists.txt in CUDA builds only): the op-check
-# harness (gpu/op_check.*, gpu/op_cases.*), its GoogleTest driver trex_cuda_gpu_tests (every test SKIPPED with the
-# reason without a device) and its perf driver trex_cuda_op_perf (scripts/gpu-check.sh; not a ctest).
+# harness (gpu/op_check.*, gpu/op_cases.*, gpu/optimizer_*), its GoogleTest driver trex_cuda_gpu_tests (every test
+# SKIPPED with the reason without a device) and its perf driver trex_cuda_op_perf (scripts/gpu-check.sh; not a
+# ctest).
 if(NOT DEFINED TREX_TESTS_DIR)
   set(TREX_TESTS_DIR ${CMAKE_CURRENT_SOURCE_DIR})  # tests/ (cmake/gpu-check sets it)
 endif()
 set(gpu_dir ${TREX_TESTS_DIR}/cuda/gpu)
-add_library(trex_cuda_op_check STATIC ${gpu_dir}/op_check.cpp ${gpu_dir}/op_cases.cpp)
-target_link_libraries(trex_cuda_op_check PUBLIC trex_cuda_ops trex_nn trex_util)
+# The CPU optimizer (the optimizer checks' oracle): trex_train in the full build; in the standalone cmake/gpu-check
+# build, which has no model/ or dist/, src/train/optimizer.cpp alone (it needs only nn/ and util/).
+if(TARGET trex_train)
+  set(trex_cpu_optimizer trex_train)
+else()
+  add_library(trex_cpu_optimizer STATIC ${PROJECT_SOURCE_DIR}/src/train/optimizer.cpp)
+  target_link_libraries(trex_cpu_optimizer PUBLIC trex_nn trex_util)
+  target_include_directories(trex_cpu_optimizer PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  set(trex_cpu_optimizer trex_cpu_optimizer)
+endif()
+add_library(trex_cuda_op_check STATIC ${gpu_dir}/op_check.cpp ${gpu_dir}/op_cases.cpp ${gpu_dir}/optimizer_cases.cpp
+            ${gpu_dir}/optimizer_ref.cpp)
+target_link_libraries(trex_cuda_op_check PUBLIC trex_cuda_ops ${trex_cpu_optimizer} trex_nn trex_util)
 target_include_directories(trex_cuda_op_check PUBLIC ${gpu_dir})
 
-add_executable(trex_cuda_gpu_tests ${gpu_dir}/ops_test.cpp ${gpu_dir}/device_layer_test.cpp)
+add_executable(trex_cuda_gpu_tests ${gpu_dir}/ops_test.cpp ${gpu_dir}/optimizer_test.cpp
+               ${gpu_dir}/device_layer_test.cpp)
 target_link_libraries(trex_cuda_gpu_tests PRIVATE trex_cuda_op_check trex_testing GTest::gtest GTest::gtest_main)
 gtest_discover_tests(trex_cuda_gpu_tests
   DISCOVERY_TIMEOUT 60

@@ -12,6 +12,7 @@
 
 #include "cuda/device.hpp"
 #include "op_cases.hpp"
+#include "optimizer_cases.hpp"
 
 using namespace trex::cuda;
 using namespace trex::cuda::check;
@@ -50,6 +51,13 @@ int main(int argc, char** argv) {
     reps.push_back(check_rope(h, tok, 64, 512, 64));
     reps.push_back(check_swiglu(h, tok * 2048, 10.0f));
     reps.push_back(check_xent(h, quick ? 256 : 2048, 129280, 1.0f / 2048));
+    // optimizers: AdamW over a 4096 x 4096 matrix and its norm (bf16 copy written); Newton–Schulz and a Muon step
+    // of a 1024 x 4096 matrix (the CPU oracle's dgemm twin takes about a second there)
+    reps.push_back(check_adamw(h, quick ? 1024 : 4096, 4096, 1, true));
+    const int64_t ns_r = quick ? 256 : 1024, ns_c = quick ? 1024 : 4096;
+    reps.push_back(check_newton_schulz(h, blas, GemmType::fp32, ns_r, ns_c));
+    reps.push_back(check_newton_schulz(h, blas, GemmType::bf16, ns_r, ns_c));
+    reps.push_back(check_muon(h, blas, ns_r, ns_c, 1));
   } catch (const std::exception& e) {  // trex::Error (CUDA / cuBLASLt failures name file:line) or bad_alloc
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
