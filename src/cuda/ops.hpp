@@ -1,8 +1,9 @@
 // Element-wise and row-wise kernels on the device, the CUDA twins of nn/ops.hpp (same arguments and semantics,
-// device pointers, queued on a stream): bf16 rounding of GEMM operands, RMSNorm, RoPE, limited SwiGLU and softmax
-// cross-entropy, forward and backward. The CPU's readable references (nn::*_ref) are the oracle: tests/cuda/
-// compares every one of these against them on the same inputs. Deterministic: no atomics; every sum has a fixed
-// order for a given shape (the same bits on every run). CUDA builds only (the kernels are the .cu files here).
+// device pointers, queued on a stream): bf16 rounding of GEMM operands, RMSNorm, RoPE, limited SwiGLU, the mHC
+// Sinkhorn and softmax cross-entropy, forward and backward. The CPU's readable references (nn::*_ref; for the
+// Sinkhorn nn::sinkhorn_*_batch and a double twin) are the oracle: tests/cuda/ compares every one of these against
+// them on the same inputs. Deterministic: no atomics; every sum has a fixed order for a given shape (the same bits
+// on every run). CUDA builds only (the kernels are the .cu files here).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -33,6 +34,17 @@ void rope_apply(float* x, int64_t n, int64_t heads, int64_t head_dim, const int3
 void swiglu_forward(const float* g, const float* u, float* h, int64_t n, float limit, cudaStream_t s);
 void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du, int64_t n, float limit,
                      cudaStream_t s);
+
+// mHC Sinkhorn, nn::sinkhorn_forward_batch / sinkhorn_backward_batch's contract: `count` n x n matrices (n <= 8;
+// matrix t of a at a + t * a_stride, likewise m, dm, da), M = the Sinkhorn iteration of softmax_row(A) + eps;
+// the backward recomputes the iterates (in `scratch`, sinkhorn_backward_scratch_bytes, released before returning)
+// and overwrites dA. One thread per matrix; iters >= 1.
+void sinkhorn_forward(const float* a, int64_t a_stride, float* m, int64_t m_stride, int64_t count, int n, int iters,
+                      float eps, cudaStream_t s);
+void sinkhorn_backward(const float* a, int64_t a_stride, const float* dm, int64_t dm_stride, float* da,
+                       int64_t da_stride, int64_t count, int n, int iters, float eps, DeviceArena& scratch,
+                       cudaStream_t s);
+size_t sinkhorn_backward_scratch_bytes(int64_t count, int n, int iters);
 
 // Softmax cross-entropy, nn::softmax_xent's contract: row i's loss scale * (lse - logit[target]) into
 // row_loss[i] (double; 0 for target < 0), dlogits = scale * (softmax - onehot) (may alias logits) or, when

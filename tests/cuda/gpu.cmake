@@ -17,7 +17,7 @@ else()
   set(trex_cpu_optimizer trex_cpu_optimizer)
 endif()
 add_library(trex_cuda_op_check STATIC ${gpu_dir}/op_check.cpp ${gpu_dir}/op_cases.cpp ${gpu_dir}/optimizer_cases.cpp
-            ${gpu_dir}/optimizer_ref.cpp)
+            ${gpu_dir}/optimizer_ref.cpp ${gpu_dir}/sinkhorn_ref.cpp)
 target_link_libraries(trex_cuda_op_check PUBLIC trex_cuda_ops ${trex_cpu_optimizer} trex_nn trex_util)
 target_include_directories(trex_cuda_op_check PUBLIC ${gpu_dir})
 

@@ -1,6 +1,7 @@
 // The op checks (op_cases.hpp): CPU reference vs CUDA on the same inputs.
 #include "op_cases.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "nn/gemm_bf16.hpp"
 #include "nn/ops.hpp"
 #include "cuda/ops.hpp"
+#include "sinkhorn_ref.hpp"
 
 namespace trex::cuda::check {
 
@@ -243,6 +245,67 @@ OpReport check_swiglu(Harness& h, int64_t n, float limit) {
                       h.stream());
     });
     rep.bytes = 4.0 * double(n) * (3 + 5);
+  }
+  return rep;
+}
+
+OpReport check_sinkhorn(Harness& h, int64_t count, int n, int iters) {
+  OpReport rep;
+  rep.op = "sinkhorn";
+  rep.shape = dims({{"count", count}, {"n", n}, {"iters", iters}});
+  Rng rng(51 + uint64_t(count * 9 + n));
+  const int nn2 = n * n, nout = (2 + n) * n;
+  const float eps = 1e-6f;  // ModelConfig::hc_eps
+  const std::vector<float> a = randn(rng, size_t(count * nn2), 2.0), dm = randn(rng, size_t(count * nn2));
+  const float sentinel = 12345.0f;
+  std::vector<float> m(a.size()), da(size_t(count * nout), sentinel);
+  nn::sinkhorn_forward_batch(a.data(), nn2, m.data(), nn2, count, n, iters, eps);
+  nn::sinkhorn_backward_batch(a.data(), nn2, dm.data(), nn2, da.data() + 2 * n, nout, count, n, iters, eps);
+  // the double twin, and the CPU float path's distance from it
+  std::vector<float> ref_m(m.size()), ref_da(da);
+  double dist_m = 0, dist_da = 0, max_m = 0, max_da = 0;
+  for (int64_t t = 0; t < count; ++t) {
+    const std::vector<double> rm = sinkhorn_forward_double(a.data() + t * nn2, n, iters, eps);
+    const std::vector<double> rd = sinkhorn_backward_double(a.data() + t * nn2, dm.data() + t * nn2, n, iters, eps);
+    for (int i = 0; i < nn2; ++i) {
+      const size_t im = size_t(t * nn2 + i), id = size_t(t * nout + 2 * n + i);
+      ref_m[im] = float(rm[size_t(i)]);
+      ref_da[id] = float(rd[size_t(i)]);
+      dist_m = std::max(dist_m, std::fabs(double(m[im]) - rm[size_t(i)]));
+      dist_da = std::max(dist_da, std::fabs(double(da[id]) - rd[size_t(i)]));
+      max_m = std::max(max_m, std::fabs(rm[size_t(i)]));
+      max_da = std::max(max_da, std::fabs(rd[size_t(i)]));
+    }
+  }
+  DeviceBuffer ga = h.upload(a), gdm = h.upload(dm), gm(a.size() * 4),
+               gda = h.upload(std::vector<float>(da.size(), sentinel));
+  sinkhorn_forward(ga.as<float>(), nn2, gm.as<float>(), nn2, count, n, iters, eps, h.stream());
+  sinkhorn_backward(ga.as<float>(), nn2, gdm.as<float>(), nn2, gda.as<float>() + 2 * n, nout, count, n, iters, eps,
+                    h.scratch(), h.stream());
+  const std::vector<float> got_m = h.download<float>(gm, m.size()), got_da = h.download<float>(gda, da.size());
+  const double tol_m = 4 * dist_m + 8 * kU * max_m, tol_da = 4 * dist_da + 8 * kU * max_da;
+  // the sentinel slots compare exactly (ref_da holds the sentinel there; their bound is 0)
+  std::vector<double> bound_da(da.size(), 0.0);
+  for (int64_t t = 0; t < count; ++t)
+    for (int i = 0; i < nn2; ++i) bound_da[size_t(t * nout + 2 * n + i)] = tol_da;
+  rep.checks.push_back(compare("M vs double twin", got_m, ref_m, tol_m, 0));
+  rep.checks.push_back(compare_bound("dA vs double twin (other slots untouched)", got_da, ref_da, bound_da));
+  rep.checks.push_back(compare("M vs CPU float", got_m, m, tol_m + dist_m, 0));
+  // a second call: the same bits
+  sinkhorn_forward(ga.as<float>(), nn2, gm.as<float>(), nn2, count, n, iters, eps, h.stream());
+  sinkhorn_backward(ga.as<float>(), nn2, gdm.as<float>(), nn2, gda.as<float>() + 2 * n, nout, count, n, iters, eps,
+                    h.scratch(), h.stream());
+  rep.checks.push_back(compare("M again (bitwise)", h.download<float>(gm, m.size()), got_m, 0, 0));
+  rep.checks.push_back(compare("dA again (bitwise)", h.download<float>(gda, da.size()), got_da, 0, 0));
+  if (h.perf()) {
+    rep.ms = h.time_ms([&] {
+      sinkhorn_forward(ga.as<float>(), nn2, gm.as<float>(), nn2, count, n, iters, eps, h.stream());
+      sinkhorn_backward(ga.as<float>(), nn2, gdm.as<float>(), nn2, gda.as<float>() + 2 * n, nout, count, n, iters,
+                        eps, h.scratch(), h.stream());
+    });
+    // what the op must move: A (twice), M, dM, dA; the backward's saved iterates (2 iters - 1 matrices written
+    // and read back per matrix) are this kernel's choice and not counted
+    rep.bytes = 4.0 * double(count * nn2) * 5;
   }
   return rep;
 }

@@ -77,6 +77,15 @@ TEST(CudaOps, SwiGlu) {
   expect_ok(check_swiglu(h, 4097, 0.0f));  // no limit
 }
 
+TEST(CudaOps, SinkhornForwardBackward) {
+  TREX_REQUIRE_GPU();
+  Harness h;
+  expect_ok(check_sinkhorn(h, 300, 4, 20));  // the model's hc_mult and iterations, count not a multiple of 128
+  expect_ok(check_sinkhorn(h, 37, 8, 20));   // the largest n (matrices spill out of registers)
+  expect_ok(check_sinkhorn(h, 5, 2, 1));     // one iteration: the column normalisation alone
+  expect_ok(check_sinkhorn(h, 129, 3, 7));   // odd n
+}
+
 TEST(CudaOps, CrossEntropy) {
   TREX_REQUIRE_GPU();
   Harness h;

@@ -241,7 +241,8 @@ OpReport check_muon(Harness& h, Blas& blas, int64_t rows, int64_t cols, int step
   if (h.perf()) {
     rep.ms = h.time_ms([&] { gpu_step(0); });
     const int64_t r = std::min(rows, cols), c = std::max(rows, cols);
-    rep.flops = double(st.ns_steps) * (4.0 * double(r) * double(r) * double(c) + 2.0 * double(r) * double(r) * double(r));
+    rep.flops =
+        double(st.ns_steps) * (4.0 * double(r) * double(r) * double(c) + 2.0 * double(r) * double(r) * double(r));
     rep.bytes = double(st.ns_steps) * 4.0 * (7.0 * double(r * c) + 8.0 * double(r * r)) + 4.0 * 7.0 * double(n);
   }
   return rep;
