@@ -295,8 +295,8 @@ OpReport check_sinkhorn(Harness& h, int64_t count, int n, int iters) {
   sinkhorn_forward(ga.as<float>(), nn2, gm.as<float>(), nn2, count, n, iters, eps, h.stream());
   sinkhorn_backward(ga.as<float>(), nn2, gdm.as<float>(), nn2, gda.as<float>() + 2 * n, nout, count, n, iters, eps,
                     h.scratch(), h.stream());
-  rep.checks.push_back(compare("M again (bitwise)", h.download<float>(gm, m.size()), got_m, 0, 0));
-  rep.checks.push_back(compare("dA again (bitwise)", h.download<float>(gda, da.size()), got_da, 0, 0));
+  rep.checks.push_back(compare("M again (exactly equal)", h.download<float>(gm, m.size()), got_m, 0, 0));
+  rep.checks.push_back(compare("dA again (exactly equal)", h.download<float>(gda, da.size()), got_da, 0, 0));
   if (h.perf()) {
     rep.ms = h.time_ms([&] {
       sinkhorn_forward(ga.as<float>(), nn2, gm.as<float>(), nn2, count, n, iters, eps, h.stream());

@@ -26,7 +26,7 @@ OpReport check_swiglu(Harness& h, int64_t n, float limit);
 // mHC Sinkhorn forward and backward of `count` n x n matrices in the model's layout (dA written into rows of
 // (2 + n) n at offset 2n, as mhc.cpp's gate gradient) against nn::sinkhorn_*_batch, held to 4x the CPU float
 // path's own largest distance from the double twin (sinkhorn_ref.hpp) + 8 u max|ref|; the slots between the dA
-// rows untouched (bitwise); the same bits on a second call.
+// rows untouched (exactly the sentinel); exactly the same values on a second call.
 OpReport check_sinkhorn(Harness& h, int64_t count, int n, int iters);
 // Cross-entropy (loss, dlogits fp32 and bf16, ignored rows) against nn::softmax_xent_ref.
 OpReport check_xent(Harness& h, int64_t rows, int64_t vocab, float scale);
