@@ -78,20 +78,27 @@ Instance make_team_deployment(Ctx& c, Instance in, bool coverage) {
   in.constraints.push_back({"capacity", "sum_{j: t[i,j] <= Tmax} y[i,j] - Q * n[i] <= 0   for all i in I",
                             "a base serves no more than its units handle"});
 
-  // Variables: the units first (the objective of team_deployment), then the reachable pairs base by base.
+  // Variables in order of first appearance in the LP file: the objective's (the units for
+  // team_deployment, the reachable pairs region by region for coverage_deployment), then the others.
   auto& m = in.model;
   m.objective.sense = in.sense;
   std::vector<int> nvar(static_cast<size_t>(nb)), yvar(size_t(nb) * size_t(nr), -1);
-  for (int i = 0; i < nb; ++i) {
-    nvar[size_t(i)] = m.add_var("n_" + bases[size_t(i)], lp::VarType::Integer, 0, most[size_t(i)]);
-    if (!coverage) m.objective.terms.push_back({nvar[size_t(i)], cost[size_t(i)]});
-  }
-  for (int i = 0; i < nb; ++i)
+  auto add_units = [&] {
+    for (int i = 0; i < nb; ++i) {
+      nvar[size_t(i)] = m.add_var("n_" + bases[size_t(i)], lp::VarType::Integer, 0, most[size_t(i)]);
+      if (!coverage) m.objective.terms.push_back({nvar[size_t(i)], cost[size_t(i)]});
+    }
+  };
+  auto add_pairs = [&] {
     for (int j = 0; j < nr; ++j)
-      if (tt[size_t(i * nr + j)] <= tmax) {
-        yvar[size_t(i * nr + j)] = m.add_var("y_" + bases[size_t(i)] + "_" + regions[size_t(j)]);
-        if (coverage) m.objective.terms.push_back({yvar[size_t(i * nr + j)], 1.0});
-      }
+      for (int i = 0; i < nb; ++i)
+        if (tt[size_t(i * nr + j)] <= tmax) {
+          yvar[size_t(i * nr + j)] = m.add_var("y_" + bases[size_t(i)] + "_" + regions[size_t(j)]);
+          if (coverage) m.objective.terms.push_back({yvar[size_t(i * nr + j)], 1.0});
+        }
+  };
+  if (coverage) add_pairs(), add_units();
+  else add_units(), add_pairs();
   if (coverage) {
     std::vector<lp::Term> terms;
     for (int i = 0; i < nb; ++i) terms.push_back({nvar[size_t(i)], cost[size_t(i)]});
@@ -138,9 +145,10 @@ Instance make_team_deployment(Ctx& c, Instance in, bool coverage) {
 
   in.python_body =
       "model = gp.Model(\"deployment\")\n"
-      "reach = [(i, j) for i in bases for j in regions if travel_time[i][j] <= max_time]\n"
-      "n = {i: model.addVar(lb=0, ub=max_units[i], vtype=GRB.INTEGER, name=f\"n_{i}\") for i in bases}\n"
-      "y = {(i, j): model.addVar(lb=0, vtype=GRB.CONTINUOUS, name=f\"y_{i}_{j}\") for i, j in reach}\n";
+      "reach = [(i, j) for j in regions for i in bases if travel_time[i][j] <= max_time]\n";
+  std::string units = "n = {i: model.addVar(lb=0, ub=max_units[i], vtype=GRB.INTEGER, name=f\"n_{i}\") for i in bases}\n",
+              pairs = "y = {(i, j): model.addVar(lb=0, vtype=GRB.CONTINUOUS, name=f\"y_{i}_{j}\") for i, j in reach}\n";
+  in.python_body += coverage ? pairs + units : units + pairs;
   if (coverage)
     in.python_body +=
         "model.setObjective(gp.quicksum(y[i, j] for i, j in reach), GRB.MAXIMIZE)\n"
