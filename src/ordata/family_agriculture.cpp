@@ -186,9 +186,9 @@ Instance make_agriculture(Ctx& c) {
   double K = std::max(1.0, smin - double(c.ri(0, 1))), R = std::max(1.0, imax);
   in.add_param("A[f]", "field_area", "field area", "hectares", {F}, area);
   in.add_param("p[c]", "profit", "profit per hectare and season", cu + " per hectare", {C}, profit);
-  in.add_param("ir[c]", "irrigated", "1 if the crop needs irrigation", "", {C}, irrigated);
-  in.add_param("st[c]", "staple", "1 if the crop is a staple (cereal)", "", {C}, staple);
-  in.add_param("g[f,c]", "last_crop", "1 if the field grew the crop in the season before the first", "", {F, C}, last);
+  in.add_param("ir[c]", "irrigated", "irrigation flag (1: the crop needs irrigation)", "", {C}, irrigated);
+  in.add_param("st[c]", "staple", "staple flag (1: a staple cereal)", "", {C}, staple);
+  in.add_param("g[f,c]", "last_crop", "last season's crop (1: the field grew the crop in the season before the first)", "", {F, C}, last);
   in.add_param("K", "min_staple_fields", "fields that must grow a staple crop every season", "fields", {}, {K});
   in.add_param("R", "max_irrigated_fields", "fields the irrigation system can serve per season", "fields", {}, {R});
 

@@ -192,7 +192,7 @@ Instance make_phased_deployment(Ctx& c, Instance in) {
   std::string cu = dom.currency;
   in.add_param("c[s]", "deploy_cost", "one-off deployment cost", cu, {S}, cost);
   in.add_param("v[s]", "value", "value earned per " + dom.period + " in operation", cu, {S}, value);
-  in.add_param("e[s,r]", "requires", "1 if site s can only operate while site r does", "", {S, S}, req);
+  in.add_param("e[s,r]", "requires", "requirement (1: site s can only operate while site r does)", "", {S, S}, req);
   in.add_param("B[t]", "budget", "deployment budget of the " + dom.period + " (unspent budget does not carry over)", cu, {T}, budget);
 
   in.vars.push_back({"z[s,t]", "1 if site s is deployed (in operation) in period t, else 0", "binary"});

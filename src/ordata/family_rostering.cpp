@@ -87,7 +87,7 @@ Instance make_rostering(Ctx& c) {
   in.add_param("m[e]", "max_shifts", "most shifts over the horizon", "shifts", {E}, most);
   if (pref) in.add_param("n[e]", "min_shifts", "contracted minimum shifts over the horizon", "shifts", {E}, least);
   if (skill) {
-    in.add_param("q[e]", "qualified", "1 if the employee is qualified (senior)", "", {E}, qual);
+    in.add_param("q[e]", "qualified", "qualification (1: a qualified senior)", "", {E}, qual);
     in.add_param("K", "min_qualified", "qualified employees required on every shift", dom.staff, {}, {1.0});
   }
 
