@@ -9,7 +9,9 @@
 
 #include "cli/command.hpp"
 #include "cuda/device_select.hpp"
+#include "ordata/synth.hpp"
 #include "pipeline/run.hpp"
+#include "util/error.hpp"
 
 namespace {
 
@@ -48,6 +50,11 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   sub.add_option("--data", *data, "Benchmark folder of the B4O-Feasible slice (default: $TREX_BENCHMARKS, else "
                                  "../shared/benchmarks; without either the slice is skipped)");
   sub.add_flag("--quick", o->quick, "A shortened run (minutes): tiny data, a few steps");
+  sub.add_option("--synth-mix", o->synth_mix,
+                 "Extra trex synth --mix spec, repeatable (after the run's own): e.g. structure=all:1,knapsack:0");
+  sub.add_option("--test-mix", o->test_mix,
+                 "trex synth --test-mix spec of the test items, repeatable: e.g. structure=knapsack:1 (a held-out family; "
+                 "the report adds a transfer table)");
   auto device = std::make_shared<std::string>("cpu");
   sub.add_option("--device", *device,
                  "cpu (default) or cuda (the model does not run on CUDA yet: refused, with the reason)")
@@ -55,6 +62,14 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
       ->capture_default_str();
   return [o, out, data, device] {
     trex::cuda::require_device(trex::cuda::parse_device(*device), "trex run");  // before the run folder is made
+    {  // bad mix specs fail here, before the run folder is made, not in the synth stage
+      auto mix = trex::ordata::default_mix();
+      for (const auto& m : o->synth_mix) trex::ordata::apply_mix(m, mix);
+      for (const auto& m : o->test_mix) {
+        if (m.rfind("task=", 0) == 0) throw trex::Error("trex run: --test-mix '" + m + "': the test items' task is the answer style's");
+        trex::ordata::apply_mix(m, mix);
+      }
+    }
     o->out = *out;
     o->benchmarks_dir = *data;
     const auto t0 = std::chrono::steady_clock::now();

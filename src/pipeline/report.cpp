@@ -73,11 +73,13 @@ double metric_of(const Json& j, std::initializer_list<const char*> keys, bool& f
 
 }  // namespace
 
-std::vector<std::pair<std::string, BucketScore>> bucket_scores(const fs::path& results_jsonl, const fs::path& test_jsonl) {
+std::vector<std::pair<std::string, BucketScore>> bucket_scores(const fs::path& results_jsonl, const fs::path& test_jsonl, bool by_family) {
   std::map<std::string, std::string> difficulty;
   for (const auto& t : read_jsonl(test_jsonl)) {
     std::string d = "unknown";
-    if (t.contains("metadata") && t["metadata"].is_object()) d = t["metadata"].value("difficulty", "unknown");
+    if (t.contains("metadata") && t["metadata"].is_object())
+      d = by_family ? (t["metadata"].value("held_out_structure", false) ? "held-out families" : "trained families")
+                    : t["metadata"].value("difficulty", "unknown");
     difficulty[t.at("id").get<std::string>()] = d;
   }
   std::map<std::string, BucketScore> by;
@@ -280,6 +282,30 @@ void write_report(const ReportInputs& in) {
     return nullptr;
   };
   const RouteResults *cpt_sft = route("cpt_sft"), *sft_only = route("sft_only");
+
+  // --- Transfer: test items of structures the training data left out (trex run --test-mix), beside the others.
+  bool held_out = false;
+  for (const auto& j : read_jsonl(in.test_jsonl))
+    held_out |= j.contains("metadata") && j["metadata"].is_object() && j["metadata"].value("held_out_structure", false);
+  if (held_out) {
+    md += "\nTransfer across families: Pass@1 on the test items whose structure the training data left out (`--test-mix`) "
+          "and on the others.\n\n| route | held-out families | trained families | all |\n|---|---:|---:|---:|\n";
+    for (const auto& r : in.routes) {
+      auto fam = bucket_scores(r.results_jsonl, in.test_jsonl, true);
+      std::string row = "| " + r.label + " |";
+      for (const char* b : {"held-out families", "trained families", "all"}) {
+        auto it = std::find_if(fam.begin(), fam.end(), [&](auto& p) { return p.first == b; });
+        if (it == fam.end()) {
+          row += " – |";
+          continue;
+        }
+        row += " " + t.num(it->second.pass1(), 1, rel(r.results_jsonl), r.key + " pass@1 " + b) + " (" +
+               t.integer(it->second.successes, rel(r.results_jsonl), r.key + " successes " + b) + "/" +
+               t.integer(it->second.n, rel(r.results_jsonl), r.key + " items " + b) + ") |";
+      }
+      md += row + "\n";
+    }
+  }
 
   // --- The difference the run is about, paired over the same items.
   if (cpt_sft && sft_only) {

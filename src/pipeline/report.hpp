@@ -42,9 +42,11 @@ struct BucketScore {
   double pass1() const { return n ? 100.0 * successes / n : 0.0; }
 };
 
-// Pass@1 per bucket ("small", "medium", ..., "all") from results.jsonl joined with test.jsonl.
+// Pass@1 per bucket ("small", "medium", ..., "all") from results.jsonl joined with test.jsonl. By difficulty, or
+// with by_family = true by whether the item's structure was held out of training ("held-out families", "trained
+// families"; synth --test-mix marks them metadata.held_out_structure).
 std::vector<std::pair<std::string, BucketScore>> bucket_scores(const std::filesystem::path& results_jsonl,
-                                                               const std::filesystem::path& test_jsonl);
+                                                               const std::filesystem::path& test_jsonl, bool by_family = false);
 
 // How far a route's answers got (results.jsonl, one record per item): an answer block was extracted; it reached a
 // solve (the LP reader accepted it, or the program ran to the solver's status); the solve was optimal; its value

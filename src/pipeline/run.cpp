@@ -187,11 +187,13 @@ fs::path run_pipeline(const RunOptions& o) {
   fs::path base = out / "ckpt-base";
   check_base_window(base, p.sliding_window);
   fs::path data = out / "data";
+  std::vector<std::string> synth_args = {"synth", "--count", std::to_string(p.synth_count), "--seed", seed, "--out", data.string(),
+                                         "--test-count", std::to_string(p.test_count), "--test-task", p.task, "--mix",
+                                         "difficulty=small:1,medium:1", "--mix", p.task_mix, "--no-progress"};
+  for (const auto& m : o.synth_mix) synth_args.insert(synth_args.end(), {"--mix", m});
+  for (const auto& m : o.test_mix) synth_args.insert(synth_args.end(), {"--test-mix", m});
   record(runner.run({"synth",
-                     {"synth", "--count", std::to_string(p.synth_count), "--seed", seed, "--out", data.string(),
-                      "--test-count", std::to_string(p.test_count), "--test-task", p.task, "--mix",
-                      "difficulty=small:1,medium:1", "--mix", p.task_mix,
-                      "--no-progress"},
+                     synth_args,
                      {},
                      {data / "sft.jsonl", data / "cpt.jsonl", data / "test.jsonl", data / "manifest.json"},
                      o.seed}));

@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace trex::pipeline {
 
@@ -31,6 +32,10 @@ struct RunOptions {
   // The trainers' matrix products: fp32, bf16 (fp32 accumulation and master weights), or auto = bf16 where the
   // CPU has AVX512_BF16, else fp32.
   std::string matmul = "auto";
+  // Extra synth bucket weights (trex synth --mix / --test-mix specs, applied after the run's own): e.g.
+  // synth_mix {"structure=all:1,knapsack:0"} and test_mix {"structure=knapsack:1"} measure transfer to a family
+  // the training data never saw (the report adds a held-out column).
+  std::vector<std::string> synth_mix, test_mix;
   std::filesystem::path trex_bin;  // default: this executable
   bool quick = false;              // a shortened run (tests): tiny data, a few steps
 };

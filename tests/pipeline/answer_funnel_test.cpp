@@ -127,3 +127,31 @@ TEST(AnswerExamples, FirstInTestOrderAndCutAtLineEnds) {
   EXPECT_EQ(utf8.omitted_chars, 2u);
   fs::remove_all(dir);
 }
+
+// The report's Pass@1 buckets: by difficulty, or by whether the item's structure was held out of training.
+TEST(BucketScores, ByDifficultyAndByHeldOutFamily) {
+  fs::path dir = trex::testing::fresh_temp_dir("trex_bucket_scores");
+  trex::write_file_atomic(dir / "test.jsonl",
+                          R"({"id":"a","metadata":{"difficulty":"small","held_out_structure":true}}
+{"id":"b","metadata":{"difficulty":"small"}}
+{"id":"c","metadata":{"difficulty":"large","held_out_structure":true}}
+)");
+  trex::write_file_atomic(dir / "results.jsonl", R"({"id":"a","success":true}
+{"id":"b","success":false}
+{"id":"c","success":false}
+)");
+  auto find = [](const auto& v, const std::string& k) {
+    for (const auto& [name, s] : v)
+      if (name == k) return s;
+    return trex::pipeline::BucketScore{-1, -1};
+  };
+  auto diff = trex::pipeline::bucket_scores(dir / "results.jsonl", dir / "test.jsonl");
+  EXPECT_EQ(find(diff, "small").n, 2);
+  EXPECT_EQ(find(diff, "large").n, 1);
+  auto fam = trex::pipeline::bucket_scores(dir / "results.jsonl", dir / "test.jsonl", true);
+  EXPECT_EQ(find(fam, "held-out families").n, 2);
+  EXPECT_EQ(find(fam, "held-out families").successes, 1);
+  EXPECT_EQ(find(fam, "trained families").n, 1);
+  EXPECT_EQ(find(fam, "all").n, 3);
+  fs::remove_all(dir);
+}

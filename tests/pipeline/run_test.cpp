@@ -343,3 +343,39 @@ TEST(TrexRun, MatmulChoiceReachesTheTrainers) {
   EXPECT_EQ(trainers, 3);
   fs::remove_all(dir);
 }
+
+// Transfer across families (issue #26's held-out check): `--synth-mix` leaves a family out of the training data,
+// `--test-mix` draws the test items from it; they are marked held out, the report has the transfer table, and a
+// bad spec is refused before the run folder is made.
+TEST(TrexRun, HeldOutFamilyTestItemsAndTheTransferTable) {
+  fs::path dir = trex::testing::fresh_temp_dir("trex_run_heldout_test");
+  fs::path out = dir / "run";
+  ASSERT_EQ(run_trex({"run", "--quick", "--out", out.string(), "--b4o-items", "0", "--synth-mix",
+                      "structure=classic:1,transportation:0", "--test-mix", "structure=transportation:1,knapsack:1"},
+                     dir / "run.log"),
+            0)
+      << trex::read_file(dir / "run.log");
+  auto read_jsonl = [](const fs::path& p) {
+    std::vector<trex::Json> v;
+    trex::JsonlReader r(p);
+    while (auto j = r.next()) v.push_back(*j);
+    return v;
+  };
+  for (const auto& j : read_jsonl(out / "data" / "sft.jsonl")) {
+    EXPECT_NE(j["metadata"]["structure"], "transportation");
+    EXPECT_NE(j["metadata"]["structure"], "knapsack");
+  }
+  int held_out = 0;
+  for (const auto& j : read_jsonl(out / "data" / "test.jsonl")) held_out += j["metadata"].value("held_out_structure", false);
+  EXPECT_GT(held_out, 0);
+  const std::string report = trex::read_file(out / "report.md");
+  EXPECT_NE(report.find("Transfer across families"), std::string::npos) << report;
+  EXPECT_NE(report.find("| route | held-out families | trained families | all |"), std::string::npos) << report;
+  expect_report_traced(out);
+
+  fs::path bad = dir / "bad";
+  EXPECT_NE(run_trex({"run", "--quick", "--out", bad.string(), "--test-mix", "structure=nope:1"}, dir / "bad.log"), 0);
+  EXPECT_NE(trex::read_file(dir / "bad.log").find("unknown structure 'nope'"), std::string::npos) << trex::read_file(dir / "bad.log");
+  EXPECT_FALSE(fs::exists(bad));
+  fs::remove_all(dir);
+}
