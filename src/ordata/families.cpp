@@ -66,6 +66,9 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::Dispersion: inst = detail::make_dispersion(c); break;
     case Structure::SupplyChain: inst = detail::make_supply_chain(c); break;
     case Structure::Marketing: inst = detail::make_marketing(c); break;
+    case Structure::Agriculture: inst = detail::make_agriculture(c); break;
+    case Structure::Deployment: inst = detail::make_deployment(c); break;
+    case Structure::Rostering: inst = detail::make_rostering(c); break;
   }
   inst.structure = structure;
   inst.narrative = c.narrative;
@@ -178,6 +181,23 @@ std::vector<FamilyInfo> make_registry() {
         {"reach_target", "marketing", "min sum c[k] n[k]; sum r[k] n[k] >= R; sum a[k] n[k] >= A; 0 <= n[k] <= u[k] (LP)"}},
        {"Reach and cost are per advertisement: every row multiplies them by the number placed in the channel.",
         "The channel limits are variable bounds; the audience minimum is a separate >= row."}},
+      {S::Agriculture, false,
+       {{"crop_mix", "agriculture", "max sum p[c] a[c]; sum a <= L; sum w[c] a[c] <= W; sum h[c] a[c] <= H; lo[c] <= a[c] <= hi[c] (LP)"},
+        {"crop_rotation", "agriculture", "max sum p[c] A[f] x[f,c,t]; sum_c x[f,c,t] <= 1; x[f,c,t] + x[f,c,t-1] <= 1 (x[f,c,0] = g[f,c]); per season >= K staple fields and <= R irrigated fields; x binary"}},
+       {"Every resource row multiplies the per-hectare use by the area; land, water and labour are separate rows over all crops.",
+        "The rotation rule links consecutive seasons of the same field and crop, and the first season links to last season's crops (data, not variables)."}},
+      {S::Deployment, false,
+       {{"team_deployment", "deployment", "min sum c[i] n[i]; sum_{i: t[i,j] <= Tmax} y[i,j] >= d[j]; sum_j y[i,j] <= Q n[i]; 0 <= n[i] <= k[i] integer"},
+        {"coverage_deployment", "deployment", "max sum y[i,j]; sum c n <= B; sum_i y[i,j] <= d[j]; sum_j y[i,j] <= Q n[i]; 0 <= n[i] <= k[i] integer"},
+        {"phased_deployment", "deployment", "max sum v[s] z[s,t]; z[s,t-1] <= z[s,t]; sum_s c[s] (z[s,t] - z[s,t-1]) <= B[t]; z[s,t] <= z[r,t] if s requires r; z binary"}},
+       {"Only base-region pairs within the response time get an allocation variable; the units' capacity row links the served workload to the integer units deployed.",
+        "In a phased roll-out the cost falls when a site is first deployed: the budget row charges z[s,t] - z[s,t-1], not z[s,t]."}},
+      {S::Rostering, false,
+       {{"nurse_roster", "workforce planning", "min sum c[e,s] x[e,d,s]; sum_e x[e,d,s] >= r[d,s]; sum_s x[e,d,s] <= 1; sum_{d,s} x <= m[e]; x[e,d-1,night] + x[e,d,first] <= 1; x binary"},
+        {"skill_roster", "workforce planning", "nurse_roster plus sum_e q[e] x[e,d,s] >= K on every shift (qualified staff)"},
+        {"preference_roster", "workforce planning", "min sum (p[e,s] + w[e,d]) x[e,d,s]; nurse_roster rows plus sum_{d,s} x[e,d,s] >= n[e]"}},
+       {"Each employee, day and shift is one binary; coverage sums over employees, the one-shift-a-day and horizon limits sum over shifts and days.",
+        "The rest rule pairs the night shift of one day with the first shift of the next; it is one row per employee and consecutive day pair, not per day."}},
   };
   return r;
 }

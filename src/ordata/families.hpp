@@ -82,6 +82,9 @@ Instance make_job_shop(Ctx& c);
 Instance make_dispersion(Ctx& c);
 Instance make_supply_chain(Ctx& c);
 Instance make_marketing(Ctx& c);
+Instance make_agriculture(Ctx& c);
+Instance make_deployment(Ctx& c);
+Instance make_rostering(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata

@@ -13,9 +13,10 @@ enum class Structure {
   CapacityPlanning, FacilityLocation, ProductionPlanning, Portfolio, GenericLpMip,
   // Added with issue 26 (breadth); not in the default mix, selected with --mix structure=NAME:W or all:W.
   Knapsack, SetCover, NetworkFlow, Diet, UnitCommitment, RevenueManagement, BinPacking, JobShop, Dispersion,
-  SupplyChain, Marketing
+  SupplyChain, Marketing,
+  Agriculture, Deployment, Rostering
 };
-constexpr int kNumStructures = 21;
+constexpr int kNumStructures = 24;
 // The first ten structures (report §7/§8) form the default mix of `trex synth` and hence `trex run`'s data.
 constexpr int kNumClassicStructures = 10;
 

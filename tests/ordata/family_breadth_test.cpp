@@ -37,9 +37,10 @@ TEST(FamilyRegistry, EveryStructureHasGeneratorsAndTaskFamilies) {
       EXPECT_GE(info.pitfalls.size(), 2u) << to_string(Structure(s));
     }
   }
-  for (const char* f : {"packing", "covering", "network flow", "diet", "energy", "revenue management", "contract allocation", "cutting stock", "dispersion", "supply chain", "network design", "marketing"})
+  for (const char* f : {"packing", "covering", "network flow", "diet", "energy", "revenue management", "contract allocation", "cutting stock", "dispersion", "supply chain", "network design", "marketing",
+                        "agriculture", "deployment", "workforce planning"})
     EXPECT_TRUE(task_families.count(f)) << f;
-  EXPECT_GE(generators, 53);
+  EXPECT_GE(generators, 61);
 }
 
 TEST(FamilyRegistry, DefaultMixIsTheClassicTenAndGroupsSelect) {

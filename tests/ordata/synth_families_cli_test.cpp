@@ -42,11 +42,13 @@ TEST(SynthFamiliesCli, ListFamiliesPrintsEveryGeneratorAndBucket) {
   }
   EXPECT_EQ(j["generators"].get<int>(), generators);
   for (const char* s : {"assignment", "generic_lp_mip", "knapsack", "set_cover", "network_flow", "diet", "unit_commitment",
-                        "revenue_management", "bin_packing", "job_shop", "dispersion", "supply_chain", "marketing"}) EXPECT_TRUE(names.count(s)) << s;
+                        "revenue_management", "bin_packing", "job_shop", "dispersion", "supply_chain", "marketing",
+                        "agriculture", "deployment", "rostering"}) EXPECT_TRUE(names.count(s)) << s;
   std::set<std::string> tf;
   for (const auto& t : j["task_families"]) tf.insert(t.get<std::string>());
   for (const char* t : {"packing", "covering", "network flow", "diet", "lot sizing", "energy", "revenue management",
-                        "contract allocation", "cutting stock", "dispersion", "supply chain", "network design", "marketing"}) EXPECT_TRUE(tf.count(t)) << t;
+                        "contract allocation", "cutting stock", "dispersion", "supply chain", "network design", "marketing",
+                        "agriculture", "deployment", "workforce planning"}) EXPECT_TRUE(tf.count(t)) << t;
 
   std::string text = run(std::string(TREX_BIN_PATH) + " synth --list-families --list-draws 2", rc);
   ASSERT_EQ(rc, 0) << text;
@@ -72,7 +74,7 @@ TEST(SynthFamiliesCli, RunsNeedSeedCountAndOut) {
 TEST(SynthFamiliesCli, LaterStructuresRunEndToEnd) {
   int rc = 0;
   fs::path d = fresh_dir("families_run");
-  std::string out = run(synth_cmd(d, "--count 70 --seed 9 --test-count 8 --mix structure=all:1,classic:0"), rc);
+  std::string out = run(synth_cmd(d, "--count 120 --seed 9 --test-count 8 --mix structure=all:1,classic:0"), rc);
   ASSERT_EQ(rc, 0) << out;
   std::set<std::string> seen;
   for (const auto& r : read_jsonl(d / "sft.jsonl")) seen.insert(r["metadata"]["structure"].get<std::string>());
@@ -81,7 +83,7 @@ TEST(SynthFamiliesCli, LaterStructuresRunEndToEnd) {
   EXPECT_EQ(seen, later);
   for (const auto& r : read_jsonl(d / "test.jsonl")) EXPECT_TRUE(seen.count(r["metadata"]["structure"].get<std::string>()));
   Json m = Json::parse(trex::read_file(d / "manifest.json"));
-  EXPECT_EQ(m["counts"]["sft"], 70);
+  EXPECT_EQ(m["counts"]["sft"], 120);  // enough draws that every later structure appears
   EXPECT_EQ(m["verification"]["lp_answers"], m["verification"]["lp_answers_resolved"]);
   EXPECT_EQ(m["verification"]["code_answers"], m["verification"]["code_answers_run"]);
   EXPECT_GT(m["verification"]["code_answers"].get<int>(), 0);
