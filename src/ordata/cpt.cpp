@@ -58,7 +58,7 @@ const char* to_string(CptKind k) { return k == CptKind::ModelReport ? "model_rep
 
 std::string cpt_document(const Instance& in, const Verification& v, const RenderedProblem& problem, CptKind kind, Rng& rng) {
   const auto& dom = domains()[size_t(in.domain)];
-  std::string title = capitalize(readable(to_string(in.structure))) + " (" + dom.name + ", " + in.variant + ")";
+  std::string title = capitalize(readable(structure_name(in))) + " (" + dom.name + ", " + in.variant + ")";
   std::string formulation;
   formulation += "Sets: ";
   for (size_t i = 0; i < in.sets.size(); ++i) formulation += (i ? "; " : "") + in.sets[i].symbol + " = " + in.sets[i].description;
@@ -89,7 +89,7 @@ std::string cpt_document(const Instance& in, const Verification& v, const Render
            in.objective_description + ": " + in.objective_formula + ".\n\n## Constraints\n\n";
     for (const auto& c : in.constraints) doc += "- " + capitalize(c.description) + ": " + c.formula + ".\n";
     doc += "\n## Pitfalls\n\n";
-    for (const auto& p : pitfalls(in.structure)) doc += "- " + p + "\n";
+    for (const auto& p : in.family_name.empty() ? pitfalls(in.structure) : in.family_pitfalls) doc += "- " + p + "\n";
     doc += "\n## Implementation\n\n" + code;
     doc += "\nSolving this instance gives " + obj + ".\n";
   }

@@ -1,6 +1,7 @@
 // Quality gate checks on one exported SFT record.
 #include "ordata/gates.hpp"
 
+#include <algorithm>
 #include <array>
 #include <regex>
 
@@ -43,7 +44,7 @@ bool has_forbidden_text(const std::string& text) {
   return contains_ci(text, "as an ai");
 }
 
-std::string quality_gate(const Json& rec) {
+std::string quality_gate(const Json& rec, const std::vector<std::string>& file_families) {
   if (!rec.contains("messages") || !rec["messages"].is_array() || rec["messages"].size() != 2) return "message_count";
   const auto& u = rec["messages"][0];
   const auto& a = rec["messages"][1];
@@ -72,7 +73,10 @@ std::string quality_gate(const Json& rec) {
   Difficulty d;
   Task t;
   if (!m["mode"].is_string() || !parse(m["mode"].get<std::string>(), mode)) return "metadata_vocabulary";
-  if (!m["structure"].is_string() || !parse(m["structure"].get<std::string>(), st)) return "metadata_vocabulary";
+  if (!m["structure"].is_string()) return "metadata_vocabulary";
+  if (!parse(m["structure"].get<std::string>(), st) &&
+      std::find(file_families.begin(), file_families.end(), m["structure"].get<std::string>()) == file_families.end())
+    return "metadata_vocabulary";
   if (!m["difficulty"].is_string() || !parse(m["difficulty"].get<std::string>(), d)) return "metadata_vocabulary";
   if (!m["task"].is_string() || !parse(m["task"].get<std::string>(), t)) return "metadata_vocabulary";
   if (m["data_interface"] != data_interface(mode) || m["answer_style"] != answer_style(t)) return "metadata_vocabulary";

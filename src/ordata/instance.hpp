@@ -70,6 +70,11 @@ struct Instance {
 
   lp::Model model;
 
+  // A family loaded from a family file (family_file.hpp): its name (the metadata's structure) and its CPT
+  // pitfalls; empty for the built-in families.
+  std::string family_name;
+  std::vector<std::string> family_pitfalls;
+
   // Helpers for generators.
   int add_set(std::string symbol, std::string key, std::string description, std::vector<std::string> elements);
   int add_param(std::string symbol, std::string key, std::string description, std::string unit,
@@ -77,6 +82,11 @@ struct Instance {
   const ParamDef& param(const std::string& key) const;  // throws trex::Error when absent
   const SetDef& set(int i) const { return sets[size_t(i)]; }
 };
+
+// The structure name of the instance: a family file's name, else to_string(structure).
+inline std::string structure_name(const Instance& inst) {
+  return inst.family_name.empty() ? std::string(to_string(inst.structure)) : inst.family_name;
+}
 
 // data.json of the instance: each set as a list, each parameter as a number, {label: v} or
 // {label: {label: v}}, in declaration order.
