@@ -15,7 +15,7 @@ packages=(
   coinor-cbc glpk-utils
   libopenblas-dev
   libopenmpi-dev openmpi-bin
-  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libfmt-dev libspdlog-dev
+  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
   libssl-dev libpcre2-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-pandas python3-venv

@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "ordata/domains.hpp"
 #include "ordata/families.hpp"
+#include "ordata/family_file.hpp"
 #include "ordata/synth.hpp"
 #include "ordata/verify.hpp"
 #include "util/error.hpp"
@@ -26,6 +27,7 @@ struct Opts {
   std::string llm_cache;
   std::string test_task = "lp_structure";
   bool list_families = false;
+  std::vector<std::string> family_files;
   int list_draws = 6;
 };
 
@@ -78,31 +80,76 @@ int list_families(const Opts& o) {
     fam["buckets"] = buckets;
     all.push_back(fam);
   }
+  // Family files (--family): their generators (one per variant) and the same per-bucket draws.
+  for (const auto& spec : o.synth.families) {
+    trex::Json fam = {{"structure", spec->name}, {"default_mix", false}, {"family_file", spec->file}};
+    text += fmt::format("{} (family file {}: --mix structure={}:W)\n", spec->name, spec->file, spec->name);
+    std::vector<std::string> forms = file_family_formulations(*spec);
+    std::vector<std::string> variants = spec->variants.empty() ? std::vector<std::string>{spec->name} : spec->variants;
+    trex::Json gens = trex::Json::array();
+    for (size_t i = 0; i < variants.size(); ++i) {
+      std::string f = i < forms.size() ? forms[i] : "";
+      gens.push_back({{"variant", variants[i]}, {"task_family", spec->task_family}, {"formulation", f}});
+      task_families.insert(spec->task_family);
+      ++generators;
+      text += fmt::format("  {:<20} [{}] {}\n", variants[i], spec->task_family, f);
+    }
+    fam["generators"] = gens;
+    trex::Json buckets = trex::Json::object();
+    for (int d = 0; d < kNumDifficulties; ++d) {
+      int verified = 0, vmin = 1 << 30, vmax = 0;
+      for (int k = 1; k <= o.list_draws; ++k) {
+        Instance in = generate_from_file(*spec, Difficulty(d), (k - 1) % num_domains(), uint64_t(k) * 1000003ULL + uint64_t(d));
+        vmin = std::min(vmin, in.model.num_vars()), vmax = std::max(vmax, in.model.num_vars());
+        verified += verify_instance(in).accepted;
+      }
+      text += fmt::format("  {:<11} draws {} verified {} vars {}-{}\n", to_string(Difficulty(d)), o.list_draws, verified, vmin, vmax);
+      buckets[to_string(Difficulty(d))] = {{"draws", o.list_draws}, {"verified", verified}, {"vars", {vmin, vmax}}};
+    }
+    fam["buckets"] = buckets;
+    all.push_back(fam);
+  }
   if (o.json) {
     std::printf("%s\n", trex::Json{{"structures", all}, {"generators", generators}, {"task_families", task_families}}.dump().c_str());
   } else {
     std::printf("%s", text.c_str());
-    std::printf("%s\n", fmt::format("{} structures, {} generators, {} task families ({})", kNumStructures, generators,
+    std::printf("%s\n", fmt::format("{} structures, {} generators, {} task families ({})", all.size(), generators,
                                     task_families.size(), fmt::join(task_families, ", "))
                             .c_str());
   }
   return 0;
 }
 
+// --family FILE...: loads and checks every family file (errors name the file and line) before anything else;
+// each file family gets weight 1 in the structure mix unless a --mix structure=... group sets it.
+void load_families(Opts& o) {
+  for (const auto& f : o.family_files) {
+    auto spec = trex::ordata::load_family_file(f);
+    for (const auto& other : o.synth.families)
+      if (other->name == spec->name) throw trex::Error(f + ":" + std::to_string(spec->line_of_name) + ": family '" + spec->name + "' is loaded twice");
+    o.synth.families.push_back(spec);
+  }
+  std::vector<std::string> names;
+  for (const auto& f : o.synth.families) names.push_back(f->name);
+  o.synth.mix.file_family.assign(names.size(), 1.0);
+  o.synth.mix.file_family_names = names;
+}
+
 int run(Opts& o) {
+  load_families(o);
   if (o.list_families) return list_families(o);
   if (o.out.empty() || o.synth.count < 0) throw trex::Error("synth: --count, --seed and --out are required (unless --list-families)");
   o.synth.out = o.out;
   o.synth.progress = !o.no_progress;
   o.synth.code_reuse_verified_solve = !o.code_solve_always;
   if (!o.llm_cache.empty()) o.synth.llm.cache_dir = o.llm_cache;
-  for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix);
+  for (const auto& m : o.mix) trex::ordata::apply_mix(m, o.synth.mix, o.synth.mix.file_family_names);
   // The test mix starts from the training mix; each --test-mix group replaces that group (the task is --test-task's).
   if (!o.test_mix.empty()) {
     o.synth.test_mix = o.synth.mix;
     for (const auto& m : o.test_mix) {
       if (m.rfind("task=", 0) == 0) throw trex::Error("synth: --test-mix '" + m + "': the test items' task is set by --test-task");
-      trex::ordata::apply_mix(m, *o.synth.test_mix);
+      trex::ordata::apply_mix(m, *o.synth.test_mix, o.synth.mix.file_family_names);
     }
   }
   if (!trex::ordata::parse(o.test_task, o.synth.test_task))
@@ -148,6 +195,9 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                                "difficulty bucket produces, then exit");
                                   sub.add_option("--list-draws", o->list_draws, "Instances built and verified per bucket by --list-families")
                                       ->capture_default_str();
+                                  sub.add_option("--family", o->family_files,
+                                                 "Add the problem family of this family file (docs/family-files.md), repeatable; "
+                                                 "its name is a structure for --mix (default weight 1)");
                                   sub.add_option("--test-count", o->synth.test_count, "Held-out test items (different seeds)")
                                       ->capture_default_str();
                                   sub.add_option("--test-task", o->test_task,

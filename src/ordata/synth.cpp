@@ -62,6 +62,19 @@ int pick_weighted(Rng& rng, const std::vector<double>& w) {
   return 0;
 }
 
+// The structure weights followed by the family files' weights.
+std::vector<double> structure_weights(const Mix& mix) {
+  std::vector<double> w(mix.structure.begin(), mix.structure.end());
+  w.insert(w.end(), mix.file_family.begin(), mix.file_family.end());
+  return w;
+}
+
+std::vector<std::string> file_family_names(const SynthOptions& o) {
+  std::vector<std::string> names;
+  for (const auto& f : o.families) names.push_back(f->name);
+  return names;
+}
+
 // One processed candidate; `reason` non-empty when it was rejected before the ordered filters.
 struct Candidate {
   std::string reason;
@@ -114,15 +127,18 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
   uint64_t stream = test ? (o.seed ^ kTestSalt) : o.seed;
   Rng rng = Rng::derive(stream, uint64_t(k));
   const Mix& mix = test && o.test_mix ? *o.test_mix : o.mix;
-  Structure st = Structure(pick_weighted(rng, mix.structure));
-  c.structure = to_string(st);
+  // Family files extend the structure draw (one draw over built-in and file weights; without files the same draw).
+  int pick = mix.file_family.empty() ? pick_weighted(rng, mix.structure) : pick_weighted(rng, structure_weights(mix));
+  const FamilySpec* file_family = pick >= kNumStructures ? o.families[size_t(pick - kNumStructures)].get() : nullptr;
+  Structure st = file_family ? Structure::GenericLpMip : Structure(pick);
+  c.structure = file_family ? file_family->name : to_string(st);
   Difficulty diff = Difficulty(pick_weighted(rng, mix.difficulty));
   int domain = pick_weighted(rng, mix.domain);
   Mode mode = Mode(pick_weighted(rng, mix.mode));
   Task task = test ? o.test_task : Task(pick_weighted(rng, mix.task));
   uint64_t inst_seed = rng.next_u64();
   Rng text_rng(rng.next_u64());
-  Instance inst = generate(st, diff, domain, inst_seed);
+  Instance inst = file_family ? generate_from_file(*file_family, diff, domain, inst_seed) : generate(st, diff, domain, inst_seed);
   c.narrative = inst.narrative;
   c.phrasing = inst.phrasing;
   Verification v = verify_instance(inst);
@@ -162,9 +178,9 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
   Json meta = Json::object();
   meta["mode"] = to_string(mode);
   meta["domain"] = dom.name;
-  meta["structure"] = to_string(st);
+  meta["structure"] = c.structure;
   // A test item of a structure the training mix leaves out (--test-mix): it measures transfer across families.
-  if (test && o.mix.structure[size_t(st)] == 0) meta["held_out_structure"] = true;
+  if (test && structure_weights(o.mix)[size_t(pick)] == 0) meta["held_out_structure"] = true;
   meta["difficulty"] = to_string(diff);
   meta["data_interface"] = data_interface(mode);
   meta["answer_style"] = answer_style(task);
@@ -208,7 +224,7 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
   sft["id"] = id;
   sft["messages"] = Json::array({Json{{"role", "user"}, {"content", sample.user}}, Json{{"role", "assistant"}, {"content", sample.assistant}}});
   sft["metadata"] = meta;
-  std::string gate = quality_gate(sft);
+  std::string gate = quality_gate(sft, file_family_names(o));
   if (!gate.empty()) {
     c.reason = "gate_" + gate;
     return c;
@@ -295,6 +311,7 @@ std::string fingerprint(const SynthOptions& o) {
   if (o.test_mix) f += "|test_mix=" + mix_to_string(*o.test_mix);
   if (o.llm.enabled()) f += fmt::format("|llm={}|model={}|temperature={}", o.llm.base_url, o.llm.model, o.llm.temperature);
   if (o.corrupt_code_every > 0) f += fmt::format("|corrupt_code_every={}", o.corrupt_code_every);
+  for (const auto& fam : o.families) f += "|family=" + fam->name + ":" + fam->sha256;
   return f;
 }
 
@@ -437,7 +454,11 @@ Mix default_mix() {
   return m;
 }
 
-void apply_mix(const std::string& spec, Mix& mix) {
+void apply_mix(const std::string& spec, Mix& mix) { apply_mix(spec, mix, {}); }
+
+void apply_mix(const std::string& spec, Mix& mix, const std::vector<std::string>& file_families) {
+  if (mix.file_family.size() != file_families.size()) mix.file_family.assign(file_families.size(), 1.0);
+  mix.file_family_names = file_families;
   size_t eq = spec.find('=');
   if (eq == std::string::npos) throw Error("--mix '" + spec + "': expected KEY=NAME:WEIGHT,... (KEY: structure, mode, difficulty, task, domain)");
   std::string key = spec.substr(0, eq), rest = spec.substr(eq + 1);
@@ -468,7 +489,7 @@ void apply_mix(const std::string& spec, Mix& mix) {
     for (const auto& [name, weight] : items) {
       // structure=all:W / classic:W set every structure / the ten classic ones; later items override.
       if (key == "structure" && (name == "all" || name == "classic")) {
-        int n = name == "all" ? kNumStructures : kNumClassicStructures;
+        int n = name == "all" ? int(arr.size()) : kNumClassicStructures;  // all: the family files too
         for (int i = 0; i < n; ++i) total += weight - w[size_t(i)], w[size_t(i)] = weight;
         continue;
       }
@@ -480,7 +501,19 @@ void apply_mix(const std::string& spec, Mix& mix) {
     if (total <= 0) throw Error("--mix '" + spec + "': all weights are zero");
     for (size_t i = 0; i < arr.size(); ++i) arr[i] = w[i];
   };
-  if (key == "structure") fill(mix.structure, [](const std::string& n) { Structure s; return parse(n, s) ? int(s) : -1; });
+  if (key == "structure" && !file_families.empty()) {
+    // Built-in structures and the family files as one group (index kNumStructures + i: file i).
+    std::vector<double> all = structure_weights(mix);
+    fill(all, [&](const std::string& n) {
+      Structure s;
+      if (parse(n, s)) return int(s);
+      for (size_t i = 0; i < file_families.size(); ++i)
+        if (file_families[i] == n) return kNumStructures + int(i);
+      return -1;
+    });
+    std::copy(all.begin(), all.begin() + kNumStructures, mix.structure.begin());
+    std::copy(all.begin() + kNumStructures, all.end(), mix.file_family.begin());
+  } else if (key == "structure") fill(mix.structure, [](const std::string& n) { Structure s; return parse(n, s) ? int(s) : -1; });
   else if (key == "mode") fill(mix.mode, [](const std::string& n) { Mode s; return parse(n, s) ? int(s) : -1; });
   else if (key == "difficulty") fill(mix.difficulty, [](const std::string& n) { Difficulty s; return parse(n, s) ? int(s) : -1; });
   else if (key == "task") fill(mix.task, [](const std::string& n) { Task s; return parse(n, s) ? int(s) : -1; });
@@ -508,6 +541,8 @@ std::string mix_to_string(const Mix& m) {
   group("mode", m.mode, [](size_t i) { return std::string(to_string(Mode(i))); });
   group("difficulty", m.difficulty, [](size_t i) { return std::string(to_string(Difficulty(i))); });
   group("task", m.task, [](size_t i) { return std::string(to_string(Task(i))); });
+  for (size_t i = 0; i < m.file_family.size(); ++i)
+    s += fmt::format(",{}:{:g}", i < m.file_family_names.size() ? m.file_family_names[i] : "file" + std::to_string(i), m.file_family[i]);
   group("domain", m.domain, [](size_t i) { return domains()[i].name; });
   return s;
 }
@@ -527,6 +562,8 @@ void validate(const SynthOptions& o) {
   if (!(o.code_time_limit > 0)) throw Error("synth: --code-time-limit must be > 0");
   if (o.corrupt_code_every < 0) throw Error("synth: --corrupt-code-every must be >= 0");
   bool code_answers = o.mix.task[size_t(Task::FullModel)] > 0 || o.mix.task[size_t(Task::CodeOnly)] > 0 ||
+  if (o.mix.file_family.size() != o.families.size() || (o.test_mix && o.test_mix->file_family.size() != o.families.size()))
+    throw Error("synth: the family-file weights do not match the loaded family files");
                       (o.test_count > 0 && o.test_task == Task::CodeOnly);
   if (code_answers) check_code_runner_config(code_runner_config(o));
   if (o.llm.enabled()) {
@@ -683,6 +720,8 @@ SynthSummary run_synth(const SynthOptions& o) {
   manifest["counts"] = {{"sft", s.train.size()}, {"cpt", s.train.size()}, {"test", s.test.size()}, {"candidates", s.candidates}};
   manifest["cpt_kinds"] = {{"model_report", kinds[0]}, {"modeling_rationale", kinds[1]}};
   manifest["buckets"] = buckets;
+  for (const auto& fam : o.families)
+    manifest["options"]["families"].push_back({{"name", fam->name}, {"file", fam->file}, {"sha256", fam->sha256}});
   manifest["test_buckets"] = test_buckets;
   manifest["rejections"] = s.rejections;
   // Per structure: exported samples and their variety (SFT items), test items, candidates used and rejections.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ordata/code_check.hpp"
+#include "ordata/family_file.hpp"
 #include "ordata/paraphrase.hpp"
 #include "ordata/vocab.hpp"
 
@@ -26,11 +27,16 @@ struct Mix {
   std::array<double, kNumDifficulties> difficulty;
   std::array<double, kNumTasks> task;
   std::vector<double> domain;
+  // Weights of the run's family files (SynthOptions::families, in --family order); empty without them.
+  std::vector<double> file_family;
+  std::vector<std::string> file_family_names;
 };
 Mix default_mix();
 // "KEY=NAME:W,NAME:W" with KEY in structure|mode|difficulty|task|domain; names not listed get 0.
 // Throws trex::Error on unknown keys/names, negative weights or an all-zero group.
 void apply_mix(const std::string& spec, Mix& mix);
+// The same with the run's family files: their names are structures too (index i: mix.file_family[i]).
+void apply_mix(const std::string& spec, Mix& mix, const std::vector<std::string>& file_families);
 std::string mix_to_string(const Mix& mix);
 
 struct SynthOptions {
@@ -43,6 +49,8 @@ struct SynthOptions {
   std::filesystem::path out;
   int threads = 2;
   Mix mix = default_mix();
+  // Family files (--family FILE, family_file.hpp) drawn like structures with the weights mix.file_family.
+  std::vector<std::shared_ptr<const FamilySpec>> families;
   // The held-out items' mix (--test-mix); unset: the training mix. A structure with weight 0 in `mix` drawn
   // here is a held-out family (its test items say so: metadata.held_out_structure).
   std::optional<Mix> test_mix;
