@@ -69,6 +69,9 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
     case Structure::Agriculture: inst = detail::make_agriculture(c); break;
     case Structure::Deployment: inst = detail::make_deployment(c); break;
     case Structure::Rostering: inst = detail::make_rostering(c); break;
+    case Structure::RoutingFlow: inst = detail::make_routing_flow(c); break;
+    case Structure::NetworkDesign: inst = detail::make_network_design(c); break;
+    case Structure::LocationAllocation: inst = detail::make_location_allocation(c); break;
   }
   inst.structure = structure;
   inst.narrative = c.narrative;
@@ -198,6 +201,22 @@ std::vector<FamilyInfo> make_registry() {
         {"preference_roster", "workforce planning", "min sum (p[e,s] + w[e,d]) x[e,d,s]; nurse_roster rows plus sum_{d,s} x[e,d,s] >= n[e]"}},
        {"Each employee, day and shift is one binary; coverage sums over employees, the one-shift-a-day and horizon limits sum over shifts and days.",
         "The rest rule pairs the night shift of one day with the first shift of the next; it is one row per employee and consecutive day pair, not per day."}},
+      {S::RoutingFlow, false,
+       {{"tsp_scf", "routing", "min sum d[i,j] x[i,j]; in/out degree 1; single-commodity flow: depot sends n-1, others keep 1; f[i,j] <= (n-1) x[i,j]; x binary"},
+        {"cvrp_scf", "routing", "min distance; customers entered/left once; at most K vehicles; load flow: depot sends sum q, customer k unloads q[k]; f[i,j] <= Q x[i,j]; x binary"}},
+       {"The flow replaces the MTZ order variables: a subtour that skips the depot would need flow it never receives, so conservation rules it out.",
+        "The linking row f[i,j] <= (n-1) x[i,j] (or Q x[i,j]) is what ties the flow to the chosen arcs; without it the flow goes anywhere and subtours return."}},
+      {S::NetworkDesign, false,
+       {{"capacitated_mc", "network design", "min sum g y + sum c x; out - in = b[k,n] per commodity and node; sum_k x[k,a] <= u[a] y[a]; y binary"},
+        {"strong_linking", "network design", "capacitated_mc plus the strong linking x[k,a] <= q[k] y[a] (same optimum, tighter relaxation)"}},
+       {"Conservation is one row per commodity and node: each commodity keeps its own flow variables; summing them first would let one commodity's supply meet another's demand.",
+        "The capacity row multiplies the capacity by y: one row both limits the flow and charges the fixed cost; the strong rows x[k,a] <= q[k] y[a] only tighten the relaxation."}},
+      {S::LocationAllocation, false,
+       {{"p_median", "facility location", "min sum w[j] d[i,j] x[i,j]; sum y = p; sum_i x[i,j] = 1; x[i,j] <= y[i]; x, y binary"},
+        {"p_center", "facility location", "min D; sum y = p; sum_i x[i,j] = 1; x[i,j] <= y[i]; sum_i d[i,j] x[i,j] <= D; x, y binary"},
+        {"capacitated_allocation", "facility location", "min sum w[j] d[i,j] x[i,j]; sum y = p; sum_i x[i,j] = 1; sum_j w[j] x[i,j] <= k[i] y[i]; 0 <= x <= 1, y binary"}},
+       {"Exactly p sites is an equality row on the opening binaries; the allocation rows x[i,j] <= y[i] (or the capacity rows) keep customers off closed sites.",
+        "In p-center the objective is a variable D bounded below by every customer's distance, not a sum of distances."}},
   };
   return r;
 }

@@ -85,6 +85,9 @@ Instance make_marketing(Ctx& c);
 Instance make_agriculture(Ctx& c);
 Instance make_deployment(Ctx& c);
 Instance make_rostering(Ctx& c);
+Instance make_routing_flow(Ctx& c);
+Instance make_network_design(Ctx& c);
+Instance make_location_allocation(Ctx& c);
 }  // namespace detail
 
 }  // namespace trex::ordata

@@ -9,7 +9,8 @@ constexpr std::array<const char*, kNumStructures> kStructureNames = {
     "capacity_planning", "facility_location", "production_planning", "portfolio", "generic_lp_mip",
     "knapsack", "set_cover", "network_flow", "diet", "unit_commitment", "revenue_management", "bin_packing",
     "job_shop", "dispersion", "supply_chain", "marketing",
-    "agriculture", "deployment", "rostering"};
+    "agriculture", "deployment", "rostering",
+    "routing_flow", "network_design", "location_allocation"};
 constexpr std::array<const char*, kNumModes> kModeNames = {"DP", "DT", "DPS"};
 constexpr std::array<const char*, kNumDifficulties> kDifficultyNames = {"small", "medium", "large", "industrial"};
 constexpr std::array<const char*, kNumTasks> kTaskNames = {"full_model", "code_only", "lp_structure", "repair"};

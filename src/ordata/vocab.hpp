@@ -14,9 +14,10 @@ enum class Structure {
   // Added with issue 26 (breadth); not in the default mix, selected with --mix structure=NAME:W or all:W.
   Knapsack, SetCover, NetworkFlow, Diet, UnitCommitment, RevenueManagement, BinPacking, JobShop, Dispersion,
   SupplyChain, Marketing,
-  Agriculture, Deployment, Rostering
+  Agriculture, Deployment, Rostering,
+  RoutingFlow, NetworkDesign, LocationAllocation
 };
-constexpr int kNumStructures = 24;
+constexpr int kNumStructures = 27;
 // The first ten structures (report §7/§8) form the default mix of `trex synth` and hence `trex run`'s data.
 constexpr int kNumClassicStructures = 10;
 

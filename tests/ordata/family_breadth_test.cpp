@@ -40,7 +40,7 @@ TEST(FamilyRegistry, EveryStructureHasGeneratorsAndTaskFamilies) {
   for (const char* f : {"packing", "covering", "network flow", "diet", "energy", "revenue management", "contract allocation", "cutting stock", "dispersion", "supply chain", "network design", "marketing",
                         "agriculture", "deployment", "workforce planning"})
     EXPECT_TRUE(task_families.count(f)) << f;
-  EXPECT_GE(generators, 61);
+  EXPECT_GE(generators, 68);
 }
 
 TEST(FamilyRegistry, DefaultMixIsTheClassicTenAndGroupsSelect) {

@@ -43,7 +43,7 @@ TEST(SynthFamiliesCli, ListFamiliesPrintsEveryGeneratorAndBucket) {
   EXPECT_EQ(j["generators"].get<int>(), generators);
   for (const char* s : {"assignment", "generic_lp_mip", "knapsack", "set_cover", "network_flow", "diet", "unit_commitment",
                         "revenue_management", "bin_packing", "job_shop", "dispersion", "supply_chain", "marketing",
-                        "agriculture", "deployment", "rostering"}) EXPECT_TRUE(names.count(s)) << s;
+                        "agriculture", "deployment", "rostering", "routing_flow", "network_design", "location_allocation"}) EXPECT_TRUE(names.count(s)) << s;
   std::set<std::string> tf;
   for (const auto& t : j["task_families"]) tf.insert(t.get<std::string>());
   for (const char* t : {"packing", "covering", "network flow", "diet", "lot sizing", "energy", "revenue management",
