@@ -309,9 +309,9 @@ std::string fingerprint(const SynthOptions& o) {
                               o.seed, o.count, o.test_count, to_string(o.test_task), mix_to_string(o.mix),
                               o.jaccard_threshold, o.chunk_size);
   if (o.test_mix) f += "|test_mix=" + mix_to_string(*o.test_mix);
+  for (const auto& fam : o.families) f += "|family=" + fam->name + ":" + fam->sha256;
   if (o.llm.enabled()) f += fmt::format("|llm={}|model={}|temperature={}", o.llm.base_url, o.llm.model, o.llm.temperature);
   if (o.corrupt_code_every > 0) f += fmt::format("|corrupt_code_every={}", o.corrupt_code_every);
-  for (const auto& fam : o.families) f += "|family=" + fam->name + ":" + fam->sha256;
   return f;
 }
 
@@ -538,11 +538,11 @@ std::string mix_to_string(const Mix& m) {
   for (size_t i = 0; i < m.structure.size(); ++i)
     if (i < size_t(kNumClassicStructures) || m.structure[i] != 0)
       s += fmt::format("{}{}:{:g}", i ? "," : "", to_string(Structure(i)), m.structure[i]);
+  for (size_t i = 0; i < m.file_family.size(); ++i)
+    s += fmt::format(",{}:{:g}", i < m.file_family_names.size() ? m.file_family_names[i] : "file" + std::to_string(i), m.file_family[i]);
   group("mode", m.mode, [](size_t i) { return std::string(to_string(Mode(i))); });
   group("difficulty", m.difficulty, [](size_t i) { return std::string(to_string(Difficulty(i))); });
   group("task", m.task, [](size_t i) { return std::string(to_string(Task(i))); });
-  for (size_t i = 0; i < m.file_family.size(); ++i)
-    s += fmt::format(",{}:{:g}", i < m.file_family_names.size() ? m.file_family_names[i] : "file" + std::to_string(i), m.file_family[i]);
   group("domain", m.domain, [](size_t i) { return domains()[i].name; });
   return s;
 }
@@ -559,11 +559,11 @@ void validate(const SynthOptions& o) {
   if (fs::exists(o.out) && !fs::is_directory(o.out)) throw Error("synth: --out '" + o.out.string() + "' exists and is not a folder");
   if (o.mix.domain.size() != size_t(num_domains())) throw Error("synth: domain mix has the wrong size");
   if (o.test_mix && o.test_mix->domain.size() != size_t(num_domains())) throw Error("synth: test domain mix has the wrong size");
+  if (o.mix.file_family.size() != o.families.size() || (o.test_mix && o.test_mix->file_family.size() != o.families.size()))
+    throw Error("synth: the family-file weights do not match the loaded family files");
   if (!(o.code_time_limit > 0)) throw Error("synth: --code-time-limit must be > 0");
   if (o.corrupt_code_every < 0) throw Error("synth: --corrupt-code-every must be >= 0");
   bool code_answers = o.mix.task[size_t(Task::FullModel)] > 0 || o.mix.task[size_t(Task::CodeOnly)] > 0 ||
-  if (o.mix.file_family.size() != o.families.size() || (o.test_mix && o.test_mix->file_family.size() != o.families.size()))
-    throw Error("synth: the family-file weights do not match the loaded family files");
                       (o.test_count > 0 && o.test_task == Task::CodeOnly);
   if (code_answers) check_code_runner_config(code_runner_config(o));
   if (o.llm.enabled()) {
@@ -717,11 +717,11 @@ SynthSummary run_synth(const SynthOptions& o) {
                          {"test_task", to_string(o.test_task)}, {"mix", mix_to_string(o.mix)},
                          {"jaccard_threshold", o.jaccard_threshold}, {"chunk_size", o.chunk_size}};
   if (o.test_mix) manifest["options"]["test_mix"] = mix_to_string(*o.test_mix);
+  for (const auto& fam : o.families)
+    manifest["options"]["families"].push_back({{"name", fam->name}, {"file", fam->file}, {"sha256", fam->sha256}});
   manifest["counts"] = {{"sft", s.train.size()}, {"cpt", s.train.size()}, {"test", s.test.size()}, {"candidates", s.candidates}};
   manifest["cpt_kinds"] = {{"model_report", kinds[0]}, {"modeling_rationale", kinds[1]}};
   manifest["buckets"] = buckets;
-  for (const auto& fam : o.families)
-    manifest["options"]["families"].push_back({{"name", fam->name}, {"file", fam->file}, {"sha256", fam->sha256}});
   manifest["test_buckets"] = test_buckets;
   manifest["rejections"] = s.rejections;
   // Per structure: exported samples and their variety (SFT items), test items, candidates used and rejections.
