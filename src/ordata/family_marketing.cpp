@@ -3,6 +3,7 @@
 // so the budget or reach row binds at the optimum (integer slots left these rows slack in most draws). media_mix: maximize total reach within a budget while reaching a
 // minimum of the target audience; reach_target: minimize cost subject to minimum total and target-
 // audience reach. The limits are set around a planted plan, so every draw is feasible.
+#include <algorithm>
 #include <cmath>
 
 #include "ordata/families.hpp"
@@ -32,7 +33,26 @@ Instance make_marketing(Ctx& c) {
     double planted = std::floor(cap[size_t(k)] * c.ru(0.2, 0.8));
     c0 += cost[size_t(k)] * planted, r0 += reach[size_t(k)] * planted, y0 += young[size_t(k)] * planted;
   }
-  double budget = std::max(100.0, std::ceil(c0 * c.ru(0.8, 1.0) / 100) * 100), rmin = std::floor(r0 * c.ru(0.7, 0.95)), ymin = std::floor(y0 * c.ru(0.5, 0.75));  // 0.8 x the planted plan stays feasible
+  double budget = std::max(100.0, std::ceil(c0 * c.ru(0.8, 1.0) / 100) * 100), rmin = std::floor(r0 * c.ru(0.7, 0.95));
+  double yfrac = c.ru(0.5, 0.75), ymin = std::floor(y0 * yfrac);  // 0.8 x the planted plan stays feasible
+  if (!target) {
+    // Maximizing reach within the budget is a fractional knapsack: fill the channels by reach per cost. At a
+    // fixed share of the planted plan's audience that plan met the audience minimum anyway (it bound in no draw), so
+    // the minimum is set between what the reach-best plan and the audience-best plan reach: feasible, and binding.
+    auto best_plan_audience = [&](const std::vector<double>& value) {
+      std::vector<int> order(static_cast<size_t>(nk));
+      for (int k = 0; k < nk; ++k) order[size_t(k)] = k;
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return value[size_t(a)] * cost[size_t(b)] > value[size_t(b)] * cost[size_t(a)]; });
+      double left = budget, aud = 0;
+      for (int k : order) {
+        double n = std::min(cap[size_t(k)], left / cost[size_t(k)]);
+        aud += young[size_t(k)] * n, left -= cost[size_t(k)] * n;
+      }
+      return aud;
+    };
+    double lo = best_plan_audience(reach), hi = best_plan_audience(young);
+    if (hi - lo >= 2) ymin = std::floor(lo + (hi - lo) * (yfrac - 0.5) * 4 * 0.6 + (hi - lo) * 0.2);  // 20-80 % of the way
+  }
   std::string cu = dom.currency;
   in.add_param("c[k]", "cost", "cost of one slot", cu, {K}, cost);
   in.add_param("r[k]", "reach", "people reached per slot", "thousand people", {K}, reach, 1);

@@ -90,6 +90,7 @@ struct Candidate {
   bool code_run = false;        // the answer's program was run (whatever came of it)
   bool code_checked = false;    // ... and printed the verified objective
   bool code_same_model = false; // ... its one solve was of the verified model itself (names aside)
+  bool slack_family = false;          // a constraint family binds nowhere at the optimum (counted, not rejected)
   int narrative = -1;                 // the generator's draws of its prose (the manifest's variety counts)
   std::vector<PhraseUse> phrasing;
   std::string statement;              // the problem statement as exported (its n-gram diversity)
@@ -173,6 +174,7 @@ Candidate make_candidate(const SynthOptions& o, const Paraphraser* para, CodeRun
     return c;
   }
   c.lp_checked = !sample.answer_lp.empty();
+  c.slack_family = !slack_family_reason(inst, v.x).empty();
   std::string id = fmt::format("{}-{}-{:07d}", test ? "test" : "train", o.seed, k);
   const auto& dom = domains()[size_t(domain)];
   Json meta = Json::object();
@@ -381,6 +383,7 @@ std::string run_chunk(const SynthOptions& o, const Paraphraser* para, std::vecto
     item["check_ms"] = c.check_ms;
     item["code_ms"] = c.code_ms;
     item["narrative"] = c.narrative;
+    if (c.slack_family) item["slack_family"] = true;
     Json uses = Json::array();
     for (const auto& u : c.phrasing) uses.push_back(Json::array({u.groups, u.choice}));
     item["phrasing"] = std::move(uses);

@@ -34,6 +34,7 @@ void VarietyCounter::add(const std::string& structure, const Json& metadata, con
   f.variants.insert(metadata.value("variant", ""));
   f.domains.insert(metadata.value("domain", ""));
   f.narratives.insert(item.value("narrative", -1));
+  f.slack_family += item.value("slack_family", false);
   if (item.contains("phrasing"))
     for (const auto& use : item["phrasing"]) {
       f.templates.insert(use[0].get<uint64_t>());
@@ -67,6 +68,7 @@ Json VarietyCounter::to_json() const {
     j["phrasings_per_template"] = f.templates.empty() ? 0.0 : std::round(100.0 * double(f.phrasings.size()) / double(f.templates.size())) / 100.0;
     j["distinct_2"] = ratio(f.grams[0].size(), f.total_grams[0]);
     j["distinct_4"] = ratio(f.grams[1].size(), f.total_grams[1]);
+    j["slack_family_samples"] = f.slack_family;
     out[name] = j;
   }
   return out;

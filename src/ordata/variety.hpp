@@ -24,12 +24,12 @@ class VarietyCounter {
   // chunk item stores them ("narrative", "phrasing": [[groups, choice], ...]) and the statement text.
   void add(const std::string& structure, const Json& metadata, const Json& item, const std::string& statement);
   // {structure: {samples, variants, domains, narratives, sentence_templates, phrasings, phrasings_per_template,
-  //  distinct_2, distinct_4}}.
+  //  distinct_2, distinct_4, slack_family_samples}}.
   Json to_json() const;
 
  private:
   struct Family {
-    int64_t samples = 0;
+    int64_t samples = 0, slack_family = 0;  // ... of which a constraint family binds nowhere
     std::set<std::string> variants, domains;
     std::set<int> narratives;
     std::set<uint64_t> templates, phrasings;

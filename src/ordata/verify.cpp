@@ -52,6 +52,36 @@ std::string degeneracy_reason(const lp::Model& model, const std::vector<double>&
   return "no_binding_row";
 }
 
+std::string slack_family_reason(const Instance& inst, const std::vector<double>& x) {
+  for (const auto& fam : inst.constraints) {
+    const std::string prefix = fam.name + "_";
+    int rows = 0;
+    bool binding = false;
+    for (const auto& r : inst.model.rows) {
+      if (r.name != fam.name && r.name.rfind(prefix, 0) != 0) continue;
+      ++rows;
+      if (r.sense == lp::RowSense::EQ) binding = true;
+      double act = 0;
+      for (const auto& t : r.terms) act += t.coef * x[size_t(t.var)];
+      double slack_tol = 1e-6 * std::max(1.0, std::fabs(r.rhs));
+      // A row over integer variables only is tight when its slack is below its smallest coefficient: no variable
+      // can move by one unit into it (a budget of whole units priced at 600 rarely ends at exactly 0 left).
+      bool integral = !r.terms.empty();
+      double step = 1e300;
+      for (const auto& t : r.terms) {
+        integral &= inst.model.vars[size_t(t.var)].type != lp::VarType::Continuous;
+        step = std::min(step, std::fabs(t.coef));
+      }
+      double tight = std::max(slack_tol, integral ? step - slack_tol : 0.0);
+      binding |= std::fabs(act - r.rhs) < tight || (r.sense == lp::RowSense::Range && std::fabs(act - r.range_upper) < tight) ||
+                 std::fabs(act - r.rhs) <= slack_tol;
+      if (binding) break;
+    }
+    if (rows > 0 && !binding) return "slack_constraint_family";
+  }
+  return "";
+}
+
 Verification verify_instance(const Instance& inst, double time_limit) {
   Verification v;
   lp::SolveOptions opt;
