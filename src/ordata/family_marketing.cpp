@@ -83,19 +83,26 @@ Instance make_marketing(Ctx& c) {
   // Narrative scenarios: a product launch, a seasonal campaign, a public-information campaign.
   int scen = c.scenario(3);
   std::string cl = std::to_string(nk) + " media channels (" + label_list(ch) + ")";
-  if (scen == 0)
-    in.intro = capitalize(c.org()) + c.x(" {is launching|prepares} a campaign for its " + dom.good + " and {can advertise in|considers} ") + cl + ".";
-  else if (scen == 1)
-    in.intro = c.x("{For the coming " + dom.period + "|This " + dom.period + "}, ") + c.org() + c.x(" {plans|is planning} its advertising across ") + cl + ".";
-  else
-    in.intro = capitalize(c.org()) + c.x(" wants to {inform|reach} the public about its services and {books|buys} advertisements in ") + cl + ".";
+  // Every draw of a sentence is its own statement, left to right (the order of the family file
+  // configs/families/media_planning.toml; the operands of + are not sequenced).
+  if (scen == 0) {
+    std::string org = capitalize(c.org());
+    in.intro = org + c.x(" {is launching|prepares} a campaign for its " + dom.good + " and {can advertise in|considers} ") + cl + ".";
+  } else if (scen == 1) {
+    std::string when = c.x("{For the coming " + dom.period + "|This " + dom.period + "}, ");
+    std::string org = c.org();
+    in.intro = when + org + c.x(" {plans|is planning} its advertising across ") + cl + ".";
+  } else {
+    std::string org = capitalize(c.org());
+    in.intro = org + c.x(" wants to {inform|reach} the public about its services and {books|buys} advertisements in ") + cl + ".";
+  }
   in.rules.push_back(c.x("{Slots may be bought in fractions, up to the most each channel sells|Each channel sells at most its maximum number of slots (fractions allowed)}."));
+  std::string opening = target ? c.x("{The campaign must reach at least the minimum total reach|Total reach must not fall below the minimum}")
+                               : c.x("{The total cost may not exceed the budget|Spending stays within the budget}");
   if (target)
-    in.rules.push_back(c.x("{The campaign must reach at least the minimum total reach|Total reach must not fall below the minimum}") +
-                       c.x("{, and at least the minimum of the target audience.|; the target audience must also be reached at least to its minimum.}"));
+    in.rules.push_back(opening + c.x("{, and at least the minimum of the target audience.|; the target audience must also be reached at least to its minimum.}"));
   else
-    in.rules.push_back(c.x("{The total cost may not exceed the budget|Spending stays within the budget}") +
-                       c.x("{, and the target audience must be reached at least to its minimum.|; at least the minimum target-audience reach is required.}"));
+    in.rules.push_back(opening + c.x("{, and the target audience must be reached at least to its minimum.|; at least the minimum target-audience reach is required.}"));
   in.goal = target ? c.x("{Minimize|Plan the campaign at minimum|Find the cheapest plan, minimizing} total advertising cost (in " + cu + ").")
                    : c.x("{Maximize|Plan the campaign that maximizes|Choose the advertisements that maximize} total reach (in thousand people).");
 
