@@ -29,7 +29,12 @@ Instance make_knapsack(Ctx& c) {
     double tw = 0;
     for (int r = 0; r < nr; ++r) tw += (w[size_t(r * n + i)] = double(light ? c.ri(1, 4) : c.ri(5, 30)));
     // light items are low-value fillers: taken last, they close the gap to the capacity
-    value[size_t(i)] = light ? std::max(1.0, std::round(tw / nr * c.ru(0.6, 1.0))) : std::round(tw / nr * c.ru(0.9, 2.0)) + double(c.ri(1, 12));
+    if (light) {
+      value[size_t(i)] = std::max(1.0, std::round(tw / nr * c.ru(0.6, 1.0)));
+    } else {
+      double v = std::round(tw / nr * c.ru(0.9, 2.0));  // two draws, sequenced (the family file's order)
+      value[size_t(i)] = v + double(c.ri(1, 12));
+    }
     if (bounded) copies[size_t(i)] = double(c.ri(2, 5));
   }
   for (int r = 0; r < nr; ++r) {
@@ -73,21 +78,30 @@ Instance make_knapsack(Ctx& c) {
   // Narrative scenarios: a shipment to load, a project budget to fill, a production run to pick.
   int scen = c.scenario(3);
   std::string what = dom.product_unit + " (" + label_list(items) + ")";
-  if (scen == 0)
-    in.intro = capitalize(c.org()) + c.x(" {is loading|must load|prepares} a {single |}{shipment|consignment|container} and ") +
-               c.x("{can choose among|has a list of|picks from} ") + std::to_string(n) + " " + what + ".";
-  else if (scen == 1)
-    in.intro = capitalize(c.org()) + c.x(" {selects|must decide} which of ") + std::to_string(n) + " " + what +
+  // Every draw of a sentence is its own statement, left to right (the order of the family file
+  // configs/families/item_selection.toml; the operands of + are not sequenced).
+  if (scen == 0) {
+    std::string org = capitalize(c.org());
+    std::string load = c.x(" {is loading|must load|prepares} a {single |}{shipment|consignment|container} and ");
+    in.intro = org + load + c.x("{can choose among|has a list of|picks from} ") + std::to_string(n) + " " + what + ".";
+  } else if (scen == 1) {
+    std::string org = capitalize(c.org());
+    std::string decide = c.x(" {selects|must decide} which of ");
+    in.intro = org + decide + std::to_string(n) + " " + what +
                c.x(" to {include in|take into} {this " + dom.period + "'s|the next} {plan|programme|order}.");
-  else
-    in.intro = c.x("{For the coming " + dom.period + ", |This " + dom.period + " }") + c.org() +
-               c.x(" {has room for only part of|cannot accept all of|can fit only some of} ") + std::to_string(n) + " candidate " + what + ".";
-  if (multi)
-    in.rules.push_back(c.x("{Every item consumes|Each selected item uses} ") + dom.resource_unit +
+  } else {
+    std::string when = c.x("{For the coming " + dom.period + ", |This " + dom.period + " }");
+    std::string org = c.org();
+    in.intro = when + org + c.x(" {has room for only part of|cannot accept all of|can fit only some of} ") + std::to_string(n) + " candidate " + what + ".";
+  }
+  if (multi) {
+    std::string uses = c.x("{Every item consumes|Each selected item uses} ");
+    in.rules.push_back(uses + dom.resource_unit +
                        c.x(" of several resources ({" + label_list(res) + "}), and {no resource may exceed its capacity|each resource has a fixed capacity that cannot be exceeded}."));
-  else
-    in.rules.push_back(c.x("{The total weight of the selected items|What is selected, weighed together,} ") +
-                       c.x("{must not exceed|may be at most|cannot be more than} the capacity."));
+  } else {
+    std::string weight = c.x("{The total weight of the selected items|What is selected, weighed together,} ");
+    in.rules.push_back(weight + c.x("{must not exceed|may be at most|cannot be more than} the capacity."));
+  }
   if (bounded)
     in.rules.push_back(c.x("{Several copies of an item may be taken, up to the number available|An item can be chosen more than once, but no more often than its available copies}; only whole copies count."));
   else

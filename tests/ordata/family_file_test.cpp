@@ -104,6 +104,40 @@ TEST(FamilyFile, MediaPlanningEqualsMarketingGenerator) {
   EXPECT_EQ(variants.size(), 2u);  // both variants were compared
 }
 
+// The file family and the C++ knapsack generator: same model, data, statement and formulas.
+TEST(FamilyFile, ItemSelectionEqualsKnapsackGenerator) {
+  auto spec = load_family_file(example_path("item_selection.toml"));
+  std::map<std::string, int> variants;
+  for (int d = 0; d < kNumDifficulties; ++d)
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
+      int domain = int(seed % uint64_t(num_domains()));
+      uint64_t s = seed * 2654435761ULL + uint64_t(d);
+      Instance a = generate(Structure::Knapsack, Difficulty(d), domain, s);
+      Instance b = generate_from_file(*spec, Difficulty(d), domain, s);
+      SCOPED_TRACE("difficulty " + std::to_string(d) + " seed " + std::to_string(s));
+      ASSERT_EQ(a.variant, b.variant);
+      ++variants[b.variant];
+      EXPECT_EQ(trex::lp::write_lp_string(a.model), trex::lp::write_lp_string(b.model));
+      EXPECT_EQ(data_json(a).dump(), data_json(b).dump());
+      EXPECT_EQ(a.intro, b.intro);
+      EXPECT_EQ(a.rules, b.rules);
+      EXPECT_EQ(a.goal, b.goal);
+      EXPECT_EQ(a.narrative, b.narrative);
+      EXPECT_EQ(a.objective_formula, b.objective_formula);
+      ASSERT_EQ(a.constraints.size(), b.constraints.size());
+      EXPECT_EQ(a.constraints[0].formula, b.constraints[0].formula);
+      ASSERT_EQ(a.params.size(), b.params.size());
+      for (size_t k = 0; k < a.params.size(); ++k) {
+        EXPECT_EQ(a.params[k].symbol, b.params[k].symbol);
+        EXPECT_EQ(a.params[k].description, b.params[k].description);
+        EXPECT_EQ(a.params[k].unit, b.params[k].unit);
+      }
+      EXPECT_EQ(a.vars[0].domain, b.vars[0].domain);
+      EXPECT_EQ(a.sets.back().description, b.sets.back().description);
+    }
+  EXPECT_EQ(variants.size(), 3u);
+}
+
 // Every error class: the message names f.toml and the offending line.
 TEST(FamilyFile, ErrorsNameFileAndLine) {
   const std::string base = read_text(example_path("media_planning.toml"));
