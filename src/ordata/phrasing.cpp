@@ -36,6 +36,14 @@ std::string expand(Rng& rng, std::string_view t, PhraseUse& use) {
     i = close + 1;
   }
   use = {};
+  // Numbers inside a group ("{... (at most 5 units)|...}") come from the instance: masked, they make no new template.
+  std::string masked;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    bool digit = groups[k] >= '0' && groups[k] <= '9';
+    if (!digit) masked.push_back(groups[k]);
+    else if (k == 0 || !(groups[k - 1] >= '0' && groups[k - 1] <= '9')) masked.push_back('#');  // a run of digits: one '#'
+  }
+  groups = std::move(masked);
   if (!groups.empty()) {
     use.groups = std::hash<std::string>{}(groups);  // distinct counts only: any stable hash will do
     use.choice = std::hash<std::string>{}(groups + "#" + choices);

@@ -15,7 +15,7 @@ std::string expand(Rng& rng, std::string_view tmpl);
 
 // Which phrasing a template expansion drew (the synth manifest's diversity counts): `groups` identifies the
 // sentence template by its alternative groups only (the text between groups holds the instance's names and
-// numbers), `choice` also by the alternative drawn in each group. Both 0 for a template without groups.
+// numbers; digits inside the groups are masked too), `choice` also by the alternative drawn in each group. Both 0 for a template without groups.
 struct PhraseUse {
   uint64_t groups = 0, choice = 0;
 };

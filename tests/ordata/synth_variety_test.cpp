@@ -37,6 +37,14 @@ TEST(SynthVariety, TracedExpandDrawsAndWritesTheSameAsExpand) {
   expand(r2, "Porto {ships|sends} 7", u2);
   EXPECT_EQ(u1.groups, u2.groups);
   EXPECT_EQ(u1.choice, u2.choice);
+  // Nor do numbers inside a group; other words do.
+  PhraseUse n1, n2, w;
+  trex::Rng q1(4), q2(4), q3(4);
+  EXPECT_EQ(expand(q1, "{at most 5 units|no more than 5}", n1).find('5') != std::string::npos, true);
+  expand(q2, "{at most 12 units|no more than 12}", n2);
+  expand(q3, "{at most a few units|no more than 5}", w);
+  EXPECT_EQ(n1.groups, n2.groups);
+  EXPECT_NE(n1.groups, w.groups);
 }
 
 TEST(SynthVariety, MaskedTokensHideNumbers) {
