@@ -185,7 +185,8 @@ TEST(FamilyFile, ErrorsNameFileAndLine) {
 
 // Random line deletions, duplications, swaps and character flips: a trex::Error or a valid spec, never a crash.
 TEST(FamilyFile, FuzzedFilesFailCleanly) {
-  const std::string base = read_text(example_path("media_planning.toml"));
+ for (const char* example : {"media_planning.toml", "item_selection.toml"}) {
+  const std::string base = read_text(example_path(example));
   std::vector<std::string> lines;
   std::stringstream ss(base);
   for (std::string l; std::getline(ss, l);) lines.push_back(l);
@@ -216,8 +217,9 @@ TEST(FamilyFile, FuzzedFilesFailCleanly) {
       ++errors;
     }
   }
-  EXPECT_GT(errors, 500);
-  EXPECT_GT(valid, 10);
+  EXPECT_GT(errors, 500) << example;
+  EXPECT_GT(valid, 10) << example;
+ }
 }
 
 // Through the CLI: a bad file is refused with FILE:LINE before anything is written; a good one gives verified
@@ -254,5 +256,16 @@ TEST(FamilyFileCli, BadFileRefusedGoodFileVerifiedAndDeterministic) {
     hashes[run] = m["files"].dump();
   }
   EXPECT_EQ(hashes[0], hashes[1]);
+
+  // A checkpoint written with one family file is refused with another (its SHA-256 is in the fingerprint).
+  std::string edited = replaced(read_text(example_path("media_planning.toml")), "uniform_int(3, 12)", "uniform_int(3, 11)");
+  { std::ofstream(dir / "edited.toml") << edited; }
+  fs::path o = dir / "resume";
+  std::string common = " --mix structure=media_planning:1 --count 30 --test-count 5 --seed 11 --chunk-size 10 --no-progress --out " + o.string();
+  out = trex::testing::run_command(trex + " synth --family " + example_path("media_planning.toml") + common + " --interrupt-after-chunks 1", rc);
+  EXPECT_EQ(rc, 3) << out;
+  out = trex::testing::run_command(trex + " synth --family " + (dir / "edited.toml").string() + common, rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("different options"), std::string::npos) << out;
   fs::remove_all(dir);
 }
