@@ -108,7 +108,7 @@ class ExprParser {
   }
   ExprPtr node(Expr::Kind k, std::string text, std::vector<ExprPtr> args) {
     auto e = std::make_shared<Expr>();
-    e->kind = k, e->text = std::move(text), e->args = std::move(args);
+    e->kind = k, e->text = std::move(text), e->args = std::move(args), e->line = line_;
     return e;
   }
   ExprPtr parse_or() {
@@ -296,8 +296,9 @@ const std::set<std::string>& reserved_names() {
 
 }  // namespace
 
-// Static checks of a parsed spec; defined in family_file_check.cpp-like section below.
-void check_family_spec(const FamilySpec& spec);
+namespace {
+void check_family_spec(const FamilySpec& spec);  // the static checks, below
+}  // namespace
 
 std::shared_ptr<const FamilySpec> parse_family_text(const std::string& text, const std::string& file) {
   toml::table root;
@@ -470,7 +471,7 @@ std::shared_ptr<const FamilySpec> parse_family_text(const std::string& text, con
 
 std::shared_ptr<const FamilySpec> load_family_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ":0: cannot read the family file");
+  if (!in) throw Error(path + ": cannot read the family file");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_family_text(ss.str(), path);
@@ -577,7 +578,9 @@ const std::set<std::string>& static_placeholders() {
 
 }  // namespace
 
-// Placeholder check shared with the interpreter's expansion: "${name}" or "${count(S)}"/"${list(S)}";
+namespace {
+
+// Placeholder check (the interpreter's expansion follows the same rules): "${name}" or "${count(S)}"/"${list(S)}";
 // "${org}"/"${Org}" (a drawn organisation) only where `drawing` and not inside an {a|b} group.
 void check_placeholders(const FamilySpec& s, const std::string& text, int line, bool drawing,
                         const std::map<std::string, const FamilySetSpec*>* sets) {
@@ -704,7 +707,7 @@ void check_family_spec(const FamilySpec& s) {
         std::map<std::string, std::string> sc;
         for (const auto& o : p.over) sc[c.sets[o]->index] = o;
         if (sc.size() != p.over.size()) fail(s.file, p.line, "parameter '" + p.symbol + "' repeats an index letter");
-        c.expr(*p.value, sc, false, p.line, c.param_pos[p.symbol]);
+        c.expr(*p.value, sc, false, p.value->line, c.param_pos[p.symbol]);
       }
     for (const auto& v : s.vars)
       if (c.active(v.variants)) {
@@ -715,8 +718,8 @@ void check_family_spec(const FamilySpec& s) {
           sc[c.sets[o]->index] = o;
         }
         c.vars[v.symbol] = &v;
-        if (v.lower) c.expr(*v.lower, sc, true, v.line, 0);
-        if (v.upper) c.expr(*v.upper, sc, true, v.line, 0);
+        if (v.lower) c.expr(*v.lower, sc, true, v.lower->line, 0);
+        if (v.upper) c.expr(*v.upper, sc, true, v.upper->line, 0);
       }
     if (c.vars.empty()) fail(s.file, 1, "no [[variable]]" + in_variant);
     // Bounds may not use variables.
@@ -744,10 +747,10 @@ void check_family_spec(const FamilySpec& s) {
         }
         if (k.condition) {
           if (has_var(*k.condition)) fail(s.file, k.line, "the forall condition uses a variable");
-          c.expr(*k.condition, sc, true, k.line, 0);
+          c.expr(*k.condition, sc, true, k.lhs->line, 0);
         }
-        c.expr(*k.lhs, sc, true, k.line, 0);
-        c.expr(*k.rhs, sc, true, k.line, 0);
+        c.expr(*k.lhs, sc, true, k.lhs->line, 0);
+        c.expr(*k.rhs, sc, true, k.lhs->line, 0);
         if (!has_var(*k.lhs) && !has_var(*k.rhs)) fail(s.file, k.line, "constraint '" + k.name + "' has no variable");
         check_placeholders(s, k.description, k.line, false, nullptr);
       }
@@ -756,7 +759,7 @@ void check_family_spec(const FamilySpec& s) {
     for (const auto& o : s.objectives)
       if (c.active(o.variants)) {
         ++nobj;
-        c.expr(*o.expr, {}, true, o.line, 0);
+        c.expr(*o.expr, {}, true, o.expr->line, 0);
         if (!has_var(*o.expr)) fail(s.file, o.line, "the objective has no variable");
         check_placeholders(s, o.description + o.unit, o.line, false, nullptr);
       }
@@ -781,5 +784,7 @@ void check_family_spec(const FamilySpec& s) {
   for (int d = 0; d < kNumDifficulties; ++d)
     for (uint64_t seed = 1; seed <= 3; ++seed) generate_from_file(s, Difficulty(d), int(seed % 10), seed * 7919 + uint64_t(d));
 }
+
+}  // namespace
 
 }  // namespace trex::ordata

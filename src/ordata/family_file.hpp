@@ -25,6 +25,7 @@ struct Expr {
   std::vector<std::shared_ptr<Expr>> args;  // Call arguments, Unary/Binary operands, Paren/Agg body (last)
   std::vector<std::pair<std::string, std::string>> binders;  // Agg: (index variable, set symbol)
   std::shared_ptr<Expr> filter;     // Agg: optional "if" condition
+  int line = 0;                     // the file line of the expression's key (errors name it)
 };
 using ExprPtr = std::shared_ptr<Expr>;
 

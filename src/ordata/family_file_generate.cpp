@@ -137,7 +137,7 @@ class Interpreter {
   void draw_element(ParamVal& pv, const std::vector<int>& idx) {
     Bind b;
     for (size_t k = 0; k < pv.over.size(); ++k) b[set(pv.over[k]).spec->index] = {pv.over[k], idx[k]};
-    double x = eval(*pv.spec->value, b, pv.spec->line);
+    double x = eval(*pv.spec->value, b, pv.spec->value->line);
     if (!std::isfinite(x)) err(pv.spec->line, "parameter '" + pv.spec->symbol + "' drew a value that is not finite");
     if (pv.spec->exported && pv.spec->decimals == 0 && x != std::floor(x))
       err(pv.spec->line, fmt::format("parameter '{}' has decimals = 0 but drew {} (round it, or set decimals)", pv.spec->symbol, x));
@@ -389,8 +389,8 @@ class Interpreter {
       each(binders, b, [&] {
         std::string name = v.symbol;
         for (const auto& [iv, sym] : binders) name += "_" + set(sym).elements[size_t(b.at(iv).second)];
-        double lo = v.lower ? eval(*v.lower, b, v.line) : 0.0;
-        double hi = v.upper ? eval(*v.upper, b, v.line) : (v.type == "binary" ? 1.0 : lp::kInf);
+        double lo = v.lower ? eval(*v.lower, b, v.lower->line) : 0.0;
+        double hi = v.upper ? eval(*v.upper, b, v.upper->line) : (v.type == "binary" ? 1.0 : lp::kInf);
         if (std::isnan(lo) || std::isnan(hi) || lo > hi) err(v.line, "variable " + name + " has bounds " + fmt::format("{} > {}", lo, hi));
         m.add_var(name, type, lo, hi);
       });
@@ -400,7 +400,7 @@ class Interpreter {
     for (const auto& o : s_.objectives) {
       if (!active(o.variants)) continue;
       Bind b;
-      Linear l = lin(*o.expr, b, o.line);
+      Linear l = lin(*o.expr, b, o.expr->line);
       in.sense = o.sense == "minimize" ? lp::ObjSense::Minimize : lp::ObjSense::Maximize;
       m.objective.sense = in.sense;
       m.objective.terms = row_terms(l);
@@ -413,8 +413,8 @@ class Interpreter {
       if (!active(c.variants)) continue;
       Bind b;
       each(c.forall, b, [&] {
-        if (c.condition && eval(*c.condition, b, c.line) == 0) return;
-        Linear l = lin(*c.lhs, b, c.line), r = lin(*c.rhs, b, c.line);
+        if (c.condition && eval(*c.condition, b, c.lhs->line) == 0) return;
+        Linear l = lin(*c.lhs, b, c.lhs->line), r = lin(*c.rhs, b, c.lhs->line);
         for (auto& t : r.terms) add_term(l, t.first, -t.second);
         std::string name = c.name;
         for (const auto& [iv, sym] : c.forall) name += "_" + set(sym).elements[size_t(b.at(iv).second)];

@@ -226,16 +226,27 @@ TEST(FamilyFile, FuzzedFilesFailCleanly) {
 // samples (every answer LP re-solved, every program run) and the same bytes twice.
 TEST(FamilyFileCli, BadFileRefusedGoodFileVerifiedAndDeterministic) {
   fs::path dir = trex::testing::fresh_temp_dir("trex_family_file_cli");
-  std::string bad = replaced(read_text(example_path("media_planning.toml")), "sizes = [3, 4, 6, 8]", "sizes = [3, 4]");
-  { std::ofstream(dir / "bad.toml") << bad; }
   int rc = 0;
   std::string trex = TREX_BIN_PATH;
-  std::string out = trex::testing::run_command(trex + " synth --family " + (dir / "bad.toml").string() +
-                                                   " --mix structure=media_planning:1 --count 5 --seed 1 --out " + (dir / "o_bad").string(),
-                                               rc);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find((dir / "bad.toml").string() + ":" + std::to_string(line_of(bad, "sizes = [3, 4]")) + ":"), std::string::npos) << out;
-  EXPECT_FALSE(fs::exists(dir / "o_bad"));
+  std::string out;
+  // One error class of each stage: the TOML syntax, a file-level check, an expression, a template, a trial draw.
+  const std::vector<std::pair<std::string, std::string>> edits = {{"sizes = [3, 4, 6, 8]", "sizes = [3, 4]"},
+                                                                   {"key = \"channels\"", "key = \"channels\" x"},
+                                                                   {"upper = \"u[k]\"", "upper = \"u[j]\""},
+                                                                   {"(${list(K)}).\"\n\n[[intro]]", "(${list(Z)}).\"\n\n[[intro]]"},
+                                                                   {"uniform_int(3, 12)", "uniform_int(3, 1)"}};
+  for (const auto& [from, to] : edits) {
+    std::string bad = replaced(read_text(example_path("media_planning.toml")), from, to);
+    { std::ofstream(dir / "bad.toml") << bad; }
+    out = trex::testing::run_command(trex + " synth --family " + (dir / "bad.toml").string() +
+                                         " --mix structure=media_planning:1 --count 5 --seed 1 --out " + (dir / "o_bad").string(),
+                                     rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find("error: " + (dir / "bad.toml").string() + ":" + std::to_string(line_of(bad, to.substr(0, to.find('\n')))) + ":"),
+              std::string::npos)
+        << out;
+    EXPECT_FALSE(fs::exists(dir / "o_bad")) << to;
+  }
 
   std::string hashes[2];
   for (int run = 0; run < 2; ++run) {
