@@ -494,6 +494,15 @@ struct Checker {
   std::map<std::string, const FamilyParamSpec*> params;
   std::map<std::string, const FamilyVarSpec*> vars;
   std::map<std::string, size_t> param_pos;
+  std::set<std::string> keys;
+  // Index variables must not shadow a name of the model or of the generated Python (data keys).
+  bool taken(const std::string& v) const { return sets.count(v) || params.count(v) || vars.count(v) || keys.count(v) || reserved_names().count(v); }
+  // The largest element count of a family indexed over `over` (industrial size plus jitter per set).
+  double max_elements(const std::vector<std::string>& over) const {
+    double n = 1;
+    for (const auto& o : over) n *= double(sets.at(o)->sizes[3] + sets.at(o)->jitter);
+    return n;
+  }
 
   // Checks an expression; `scope` maps index variables to set symbols; `model`: a model template
   // (variables allowed, random draws not); `draw_pos`: position of the param being defined (refs must precede).
@@ -508,6 +517,7 @@ struct Checker {
       case Expr::Agg:
         for (const auto& [v, set] : e.binders) {
           if (!sets.count(set)) err(line, "unknown set '" + set + "' in " + e.text + "(" + v + " in " + set + ")");
+          if (taken(v)) err(line, "index '" + v + "' is also a declared name or data key");
           if (scope.count(v)) err(line, "index '" + v + "' is already bound");
           scope[v] = set;
         }
@@ -534,7 +544,7 @@ struct Checker {
         return;
       }
       case Expr::Ref: {
-        if (e.index.empty() && scope.count(e.text)) return;  // an index variable used as a value is refused below
+        if (e.index.empty() && scope.count(e.text)) err(line, "index '" + e.text + "' stands for a label, not a number");
         if (e.text == "inf" && e.index.empty()) return;
         if (e.text == "level" && e.index.empty()) {
           if (model) err(line, "'level' is allowed in parameter values only");
@@ -646,7 +656,7 @@ void check_family_spec(const FamilySpec& s) {
 
   std::vector<std::string> variants = s.variants.empty() ? std::vector<std::string>{""} : s.variants;
   for (const auto& variant : variants) {
-    Checker c{s, variant, {}, {}, {}, {}};
+    Checker c{s, variant, {}, {}, {}, {}, {}};
     std::string in_variant = variant.empty() ? "" : " in variant " + variant;
     std::set<std::string> keys;
     auto claim = [&](const std::string& name, int line) {
@@ -657,6 +667,7 @@ void check_family_spec(const FamilySpec& s) {
     auto claim_key = [&](const std::string& key, int line) {
       if (!is_ident(key) || reserved_names().count(key)) fail(s.file, line, "key '" + key + "' is not a usable name");
       if (!keys.insert(key).second) fail(s.file, line, "key '" + key + "' is used twice" + in_variant);
+      c.keys.insert(key);
     };
     for (const auto& set : s.sets)
       if (c.active(set.variants)) {
@@ -674,6 +685,7 @@ void check_family_spec(const FamilySpec& s) {
         for (const auto& o : p.over)
           if (!c.sets.count(o)) fail(s.file, p.line, "unknown set '" + o + "' in 'over' of " + p.symbol + in_variant);
         if (p.exported && p.over.size() > 2) fail(s.file, p.line, "an exported parameter has at most 2 indices");
+        if (c.max_elements(p.over) > 1e5) fail(s.file, p.line, "parameter '" + p.symbol + "' can have more than 100,000 elements");
         c.params[p.symbol] = &p;
         c.param_pos[p.symbol] = pos++;
         check_placeholders(s, p.description + p.unit, p.line, false, nullptr);
@@ -717,11 +729,16 @@ void check_family_spec(const FamilySpec& s) {
           if (!c.sets.count(o)) fail(s.file, v.line, "unknown set '" + o + "' in 'over' of variable " + v.symbol + in_variant);
           sc[c.sets[o]->index] = o;
         }
+        if (c.max_elements(v.over) > 1e5) fail(s.file, v.line, "variable '" + v.symbol + "' can have more than 100,000 columns");
+        if (c.keys.count(v.symbol)) fail(s.file, v.line, "variable '" + v.symbol + "' has the name of a data key");
         c.vars[v.symbol] = &v;
         if (v.lower) c.expr(*v.lower, sc, true, v.lower->line, 0);
         if (v.upper) c.expr(*v.upper, sc, true, v.upper->line, 0);
       }
     if (c.vars.empty()) fail(s.file, 1, "no [[variable]]" + in_variant);
+    for (const auto& [sym, set] : c.sets)
+      if (c.keys.count(set->index) || c.params.count(set->index) || c.vars.count(set->index) || reserved_names().count(set->index))
+        fail(s.file, set->line, "index '" + set->index + "' of set " + sym + " is also a declared name, data key or reserved word");
     // Bounds may not use variables.
     std::function<bool(const Expr&)> has_var = [&](const Expr& e) {
       if (e.kind == Expr::Ref && c.vars.count(e.text)) return true;
@@ -743,6 +760,7 @@ void check_family_spec(const FamilySpec& s) {
         for (const auto& [iv, set] : k.forall) {
           if (!c.sets.count(set)) fail(s.file, k.line, "unknown set '" + set + "' in forall" + in_variant);
           if (sc.count(iv)) fail(s.file, k.line, "index '" + iv + "' is bound twice");
+          if (c.taken(iv)) fail(s.file, k.line, "index '" + iv + "' is also a declared name or data key");
           sc[iv] = set;
         }
         if (k.condition) {

@@ -138,7 +138,7 @@ TEST(FamilyFile, ItemSelectionEqualsKnapsackGenerator) {
   EXPECT_EQ(variants.size(), 3u);
 }
 
-// Every error class: the message names f.toml and the offending line.
+// Every error class (22): the message names f.toml and the offending line.
 TEST(FamilyFile, ErrorsNameFileAndLine) {
   const std::string base = read_text(example_path("media_planning.toml"));
   ASSERT_EQ(error_of(base), "");
@@ -166,6 +166,8 @@ TEST(FamilyFile, ErrorsNameFileAndLine) {
       {"name = \"media_planning\"", "name = \"marketing\"", "built-in"},
       {"labels = [\"TV\"", "labels = [\"T V\"", "not a name"},
       {"key = \"max_ads\"", "colour = \"red\"\nkey = \"max_ads\"", "unknown key 'colour'"},
+      {"value = \"uniform_int(3, 12)\"", "value = \"uniform_int(3, 12) + k\"", "stands for a label"},
+      {"symbol = \"n\"", "symbol = \"cost\"", "name of a data key"},
       {"symbol = \"K\"\nkey", "symbol = \"K\" = 2\nkey", "column"},  // a TOML syntax error (toml++'s line and column)
   };
   for (const auto& c : cases) {
