@@ -42,7 +42,7 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
   Rng rng(seed);
   const auto& doms = domains();
   if (domain < 0 || domain >= int(doms.size())) throw Error("ordata: domain index out of range");
-  detail::Ctx c{rng, difficulty, doms[size_t(domain)]};
+  detail::Ctx c{rng, difficulty, doms[size_t(domain)], {}, -1};
   Instance inst;
   switch (structure) {
     case Structure::Assignment: inst = detail::make_assignment(c); break;

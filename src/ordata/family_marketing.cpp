@@ -28,31 +28,18 @@ Instance make_marketing(Ctx& c) {
   for (int k = 0; k < nk; ++k) {
     cost[size_t(k)] = double(c.ri(2, 40) * 50);
     reach[size_t(k)] = std::round(cost[size_t(k)] / 50 * c.ru(0.6, 1.8) * 10) / 10;  // thousand people per ad
-    young[size_t(k)] = std::round(reach[size_t(k)] * c.ru(0.1, 0.7) * 10) / 10;
+    // Target-audience share falls with reach per cost (2 - reach per 50 of cost: 0.2-1.4), so the reach-best plan
+    // is not also the audience-best one and the audience minimum below binds in some draws.
+    young[size_t(k)] = std::round(reach[size_t(k)] * (2.0 - reach[size_t(k)] * 50 / cost[size_t(k)]) * c.ru(0.1, 0.4) * 10) / 10;
     cap[size_t(k)] = double(c.ri(3, 12));
     double planted = std::floor(cap[size_t(k)] * c.ru(0.2, 0.8));
     c0 += cost[size_t(k)] * planted, r0 += reach[size_t(k)] * planted, y0 += young[size_t(k)] * planted;
   }
   double budget = std::max(100.0, std::ceil(c0 * c.ru(0.8, 1.0) / 100) * 100), rmin = std::floor(r0 * c.ru(0.7, 0.95));
-  double yfrac = c.ru(0.5, 0.75), ymin = std::floor(y0 * yfrac);  // 0.8 x the planted plan stays feasible
-  if (!target) {
-    // Maximizing reach within the budget is a fractional knapsack: fill the channels by reach per cost. At a
-    // fixed share of the planted plan's audience that plan met the audience minimum anyway (it bound in no draw), so
-    // the minimum is set between what the reach-best plan and the audience-best plan reach: feasible, and binding.
-    auto best_plan_audience = [&](const std::vector<double>& value) {
-      std::vector<int> order(static_cast<size_t>(nk));
-      for (int k = 0; k < nk; ++k) order[size_t(k)] = k;
-      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return value[size_t(a)] * cost[size_t(b)] > value[size_t(b)] * cost[size_t(a)]; });
-      double left = budget, aud = 0;
-      for (int k : order) {
-        double n = std::min(cap[size_t(k)], left / cost[size_t(k)]);
-        aud += young[size_t(k)] * n, left -= cost[size_t(k)] * n;
-      }
-      return aud;
-    };
-    double lo = best_plan_audience(reach), hi = best_plan_audience(young);
-    if (hi - lo >= 2) ymin = std::floor(lo + (hi - lo) * (yfrac - 0.5) * 4 * 0.6 + (hi - lo) * 0.2);  // 20-80 % of the way
-  }
+  // The planted plan scaled to the budget (slots are continuous) meets the audience minimum set just below it, so
+  // every draw is feasible (at 0.5-0.75 of the planted audience, with shares independent of reach, it bound in no
+  // draw: the reach-maximizing plan reached the target audience anyway).
+  double scale = c0 > 0 ? std::min(1.0, budget / c0) : 1.0, ymin = std::floor(y0 * scale * c.ru(0.85, 0.98));
   std::string cu = dom.currency;
   in.add_param("c[k]", "cost", "cost of one slot", cu, {K}, cost);
   in.add_param("r[k]", "reach", "people reached per slot", "thousand people", {K}, reach, 1);
