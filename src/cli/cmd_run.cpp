@@ -65,10 +65,7 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
     {  // bad mix specs fail here, before the run folder is made, not in the synth stage
       auto mix = trex::ordata::default_mix();
       for (const auto& m : o->synth_mix) trex::ordata::apply_mix(m, mix);
-      for (const auto& m : o->test_mix) {
-        if (m.rfind("task=", 0) == 0) throw trex::Error("trex run: --test-mix '" + m + "': the test items' task is the answer style's");
-        trex::ordata::apply_mix(m, mix);
-      }
+      for (const auto& m : o->test_mix) trex::ordata::apply_test_mix(m, mix);  // the test task is the answer style's
     }
     o->out = *out;
     o->benchmarks_dir = *data;

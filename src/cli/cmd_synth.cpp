@@ -147,10 +147,7 @@ int run(Opts& o) {
   // The test mix starts from the training mix; each --test-mix group replaces that group (the task is --test-task's).
   if (!o.test_mix.empty()) {
     o.synth.test_mix = o.synth.mix;
-    for (const auto& m : o.test_mix) {
-      if (m.rfind("task=", 0) == 0) throw trex::Error("synth: --test-mix '" + m + "': the test items' task is set by --test-task");
-      trex::ordata::apply_mix(m, *o.synth.test_mix, o.synth.mix.file_family_names);
-    }
+    for (const auto& m : o.test_mix) trex::ordata::apply_test_mix(m, *o.synth.test_mix, o.synth.mix.file_family_names);
   }
   if (!trex::ordata::parse(o.test_task, o.synth.test_task))
     throw trex::Error("synth: unknown --test-task '" + o.test_task + "' (lp_structure or code_only)");

@@ -29,6 +29,30 @@ std::string python_bindings(const Instance& inst) {
   return s;
 }
 
+void finish_instance(Instance& inst, Difficulty difficulty, int domain, uint64_t seed) {
+  inst.difficulty = difficulty;
+  inst.domain = domain;
+  inst.seed = seed;
+  inst.model.name = inst.name;
+  inst.model.rebuild_index();
+}
+
+void add_degree_rows(lp::Model& m, const std::vector<int>& xv, const std::vector<std::string>& locs, bool vrp) {
+  const int n = int(locs.size());
+  for (int i = (vrp ? 1 : 0); i < n; ++i) {
+    std::vector<lp::Term> t;
+    for (int j = 0; j < n; ++j)
+      if (i != j) t.push_back({xv[size_t(i * n + j)], 1.0});
+    add_row(m, (vrp ? "leave_" : "out_") + locs[size_t(i)], t, lp::RowSense::EQ, 1.0);
+  }
+  for (int j = (vrp ? 1 : 0); j < n; ++j) {
+    std::vector<lp::Term> t;
+    for (int i = 0; i < n; ++i)
+      if (i != j) t.push_back({xv[size_t(i * n + j)], 1.0});
+    add_row(m, (vrp ? "visit_" : "in_") + locs[size_t(j)], t, lp::RowSense::EQ, 1.0);
+  }
+}
+
 std::string label_list(const std::vector<std::string>& labels) {
   std::vector<std::string> r;
   r.reserve(labels.size());
@@ -76,11 +100,7 @@ Instance generate(Structure structure, Difficulty difficulty, int domain, uint64
   inst.structure = structure;
   inst.narrative = c.narrative;
   inst.phrasing = std::move(c.phrasing);
-  inst.difficulty = difficulty;
-  inst.domain = domain;
-  inst.seed = seed;
-  inst.model.name = inst.name;
-  inst.model.rebuild_index();
+  detail::finish_instance(inst, difficulty, domain, seed);
   return inst;
 }
 

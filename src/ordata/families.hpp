@@ -60,6 +60,11 @@ std::vector<double> random_distances(Rng& rng, int n, int m, double scale, doubl
 // Python prologue binding every set and parameter of the instance to a local name (name = key).
 std::string python_bindings(const Instance& inst);
 std::string label_list(const std::vector<std::string>& labels);  // readable, joined with "and"
+// What every generated instance gets after its generator (built-in or family file): buckets, seed, model index.
+void finish_instance(Instance& inst, Difficulty difficulty, int domain, uint64_t seed);
+// Degree rows of a routing model over locations locs (0 = the depot) with arc binaries xv[i * n + j]: every
+// location left and entered once (out_/in_); with vrp the depot is exempt (leave_/visit_ for the customers).
+void add_degree_rows(lp::Model& m, const std::vector<int>& xv, const std::vector<std::string>& locs, bool vrp);
 
 Instance make_assignment(Ctx& c);
 Instance make_scheduling(Ctx& c);

@@ -637,11 +637,7 @@ Instance generate_from_file(const FamilySpec& spec, Difficulty difficulty, int d
   const auto& doms = domains();
   if (domain < 0 || domain >= int(doms.size())) throw Error("ordata: domain index out of range");
   Instance inst = Interpreter(spec, difficulty, doms[size_t(domain)], rng).run();
-  inst.difficulty = difficulty;
-  inst.domain = domain;
-  inst.seed = seed;
-  inst.model.name = inst.name;
-  inst.model.rebuild_index();
+  detail::finish_instance(inst, difficulty, domain, seed);
   return inst;
 }
 

@@ -78,18 +78,7 @@ Instance make_routing(Ctx& c) {
   for (int i = 1; i < n; ++i)
     uv[size_t(i)] = vrp ? m.add_var("u_" + locs[size_t(i)], lp::VarType::Continuous, q[size_t(i - 1)], cap)
                         : m.add_var("u_" + locs[size_t(i)], lp::VarType::Continuous, 1.0, double(n - 1));
-  for (int i = (vrp ? 1 : 0); i < n; ++i) {
-    std::vector<lp::Term> t;
-    for (int j = 0; j < n; ++j)
-      if (i != j) t.push_back({xv[size_t(i * n + j)], 1.0});
-    add_row(m, (vrp ? "leave_" : "out_") + locs[size_t(i)], t, lp::RowSense::EQ, 1.0);
-  }
-  for (int j = (vrp ? 1 : 0); j < n; ++j) {
-    std::vector<lp::Term> t;
-    for (int i = 0; i < n; ++i)
-      if (i != j) t.push_back({xv[size_t(i * n + j)], 1.0});
-    add_row(m, (vrp ? "visit_" : "in_") + locs[size_t(j)], t, lp::RowSense::EQ, 1.0);
-  }
+  add_degree_rows(m, xv, locs, vrp);
   if (vrp) {
     std::vector<lp::Term> out, bal;
     for (int j = 1; j < n; ++j) out.push_back({xv[size_t(j)], 1.0});

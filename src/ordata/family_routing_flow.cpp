@@ -107,18 +107,7 @@ Instance make_routing_flow(Ctx& c) {
   for (int i = 0; i < n; ++i)
     for (int j = 1; j < n; ++j)
       if (i != j) fv[size_t(i * n + j)] = m.add_var("f_" + locs[size_t(i)] + "_" + locs[size_t(j)]);
-  for (int i = (vrp ? 1 : 0); i < n; ++i) {
-    std::vector<lp::Term> t;
-    for (int j = 0; j < n; ++j)
-      if (i != j) t.push_back({xv[size_t(i * n + j)], 1.0});
-    add_row(m, (vrp ? "leave_" : "out_") + locs[size_t(i)], t, lp::RowSense::EQ, 1.0);
-  }
-  for (int j = (vrp ? 1 : 0); j < n; ++j) {
-    std::vector<lp::Term> t;
-    for (int i = 0; i < n; ++i)
-      if (i != j) t.push_back({xv[size_t(i * n + j)], 1.0});
-    add_row(m, (vrp ? "visit_" : "in_") + locs[size_t(j)], t, lp::RowSense::EQ, 1.0);
-  }
+  add_degree_rows(m, xv, locs, vrp);
   if (vrp) {
     std::vector<lp::Term> t;
     for (int j = 1; j < n; ++j) t.push_back({xv[size_t(j)], 1.0});

@@ -459,6 +459,11 @@ Mix default_mix() {
 
 void apply_mix(const std::string& spec, Mix& mix) { apply_mix(spec, mix, {}); }
 
+void apply_test_mix(const std::string& spec, Mix& test_mix, const std::vector<std::string>& file_families) {
+  if (spec.rfind("task=", 0) == 0) throw Error("synth: --test-mix '" + spec + "': the test items' task is set by --test-task");
+  apply_mix(spec, test_mix, file_families);
+}
+
 void apply_mix(const std::string& spec, Mix& mix, const std::vector<std::string>& file_families) {
   if (mix.file_family.size() != file_families.size()) mix.file_family.assign(file_families.size(), 1.0);
   mix.file_family_names = file_families;

@@ -37,6 +37,8 @@ Mix default_mix();
 void apply_mix(const std::string& spec, Mix& mix);
 // The same with the run's family files: their names are structures too (index i: mix.file_family[i]).
 void apply_mix(const std::string& spec, Mix& mix, const std::vector<std::string>& file_families);
+// A --test-mix group: apply_mix, except that `task=` is refused (the test items' task is --test-task's).
+void apply_test_mix(const std::string& spec, Mix& test_mix, const std::vector<std::string>& file_families = {});
 std::string mix_to_string(const Mix& mix);
 
 struct SynthOptions {

@@ -261,19 +261,18 @@ void write_report(const ReportInputs& in) {
     sep += "---:|";
   }
   md += head + "\n" + sep + "\n";
+  // One table cell: "Pass@1 (successes/items) |" of bucket b, every number traced ("pass_key b" names the Pass@1).
+  auto cell = [&](const std::vector<std::pair<std::string, BucketScore>>& v, const std::string& b, const RouteResults& r,
+                  const std::string& pass_key) {
+    auto it = std::find_if(v.begin(), v.end(), [&](auto& p) { return p.first == b; });
+    if (it == v.end()) return std::string(" – |");
+    return " " + t.num(it->second.pass1(), 1, rel(r.results_jsonl), r.key + pass_key + b) + " (" +
+           t.integer(it->second.successes, rel(r.results_jsonl), r.key + " successes " + b) + "/" +
+           t.integer(it->second.n, rel(r.results_jsonl), r.key + " items " + b) + ") |";
+  };
   for (const auto& r : in.routes) {
     std::string row = "| " + r.label + " |";
-    for (auto& b : buckets) {
-      auto& v = scores[r.key];
-      auto it = std::find_if(v.begin(), v.end(), [&](auto& p) { return p.first == b; });
-      if (it == v.end()) {
-        row += " – |";
-        continue;
-      }
-      row += " " + t.num(it->second.pass1(), 1, rel(r.results_jsonl), r.key + " pass@1 bucket " + b) + " (" +
-             t.integer(it->second.successes, rel(r.results_jsonl), r.key + " successes " + b) + "/" +
-             t.integer(it->second.n, rel(r.results_jsonl), r.key + " items " + b) + ") |";
-    }
+    for (auto& b : buckets) row += cell(scores[r.key], b, r, " pass@1 bucket ");
     md += row + "\n";
   }
   auto route = [&](const std::string& key) -> const RouteResults* {
@@ -293,16 +292,7 @@ void write_report(const ReportInputs& in) {
     for (const auto& r : in.routes) {
       auto fam = bucket_scores(r.results_jsonl, in.test_jsonl, true);
       std::string row = "| " + r.label + " |";
-      for (const char* b : {"held-out families", "trained families", "all"}) {
-        auto it = std::find_if(fam.begin(), fam.end(), [&](auto& p) { return p.first == b; });
-        if (it == fam.end()) {
-          row += " – |";
-          continue;
-        }
-        row += " " + t.num(it->second.pass1(), 1, rel(r.results_jsonl), r.key + " pass@1 " + b) + " (" +
-               t.integer(it->second.successes, rel(r.results_jsonl), r.key + " successes " + b) + "/" +
-               t.integer(it->second.n, rel(r.results_jsonl), r.key + " items " + b) + ") |";
-      }
+      for (const char* b : {"held-out families", "trained families", "all"}) row += cell(fam, b, r, " pass@1 ");
       md += row + "\n";
     }
   }

@@ -4,9 +4,18 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "cuda/device.hpp"
+#include "op_check.hpp"
 
 #define TREX_REQUIRE_GPU()                                                                  \
   do {                                                                                      \
     if (!::trex::cuda::available()) GTEST_SKIP() << ::trex::cuda::availability().reason;    \
   } while (0)
+
+// One op check's verdict: a failure with its report, and the report printed either way (the figures of a GPU run).
+inline void expect_ok(const ::trex::cuda::check::OpReport& r) {
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}

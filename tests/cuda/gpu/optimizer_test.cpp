@@ -9,13 +9,6 @@
 using namespace trex::cuda;
 using namespace trex::cuda::check;
 
-namespace {
-void expect_ok(const OpReport& r) {
-  EXPECT_TRUE(r.ok()) << r.str();
-  std::printf("%s\n", r.str().c_str());
-}
-}  // namespace
-
 TEST(CudaOptimizer, AdamWOneStep) {
   TREX_REQUIRE_GPU();
   Harness h;
