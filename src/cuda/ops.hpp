@@ -1,9 +1,10 @@
 // Element-wise and row-wise kernels on the device, the CUDA twins of nn/ops.hpp (same arguments and semantics,
 // device pointers, queued on a stream): bf16 rounding of GEMM operands, RMSNorm, RoPE, limited SwiGLU, the mHC
-// Sinkhorn and softmax cross-entropy, forward and backward. The CPU's readable references (nn::*_ref; for the
-// Sinkhorn nn::sinkhorn_*_batch and a double twin) are the oracle: tests/cuda/ compares every one of these against
-// them on the same inputs. Deterministic: no atomics; every sum has a fixed order for a given shape (the same bits
-// on every run). CUDA builds only (the kernels are the .cu files here).
+// Sinkhorn, softmax cross-entropy and the row-wise top-k, forward and backward. The CPU's readable references
+// (nn::*_ref; for the Sinkhorn nn::sinkhorn_*_batch and a double twin; nn::topk_lower_index) are the oracle:
+// tests/cuda/ compares every one of these against them on the same inputs. Deterministic: no floating-point
+// atomics; every sum has a fixed order for a given shape (the same bits on every run); the top-k counts with
+// integer atomics, whose result does not depend on their order. CUDA builds only (the kernels are the .cu files).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -51,6 +52,14 @@ size_t sinkhorn_backward_scratch_bytes(int64_t count, int n, int iters);
 // dlogits_bf16 is given, that gradient rounded to bf16 there instead (dlogits unused). One block per row.
 void softmax_xent(const float* logits, const int32_t* target, float* dlogits, double* row_loss, int64_t rows,
                   int64_t vocab, float scale, uint16_t* dlogits_bf16, cudaStream_t s);
+// Top-k per row, nn::topk_lower_index's selection and order (score descending, ties to the lower index): row i's
+// scores at scores + i * stride, its first n[i] entries (n null: `cols` each) considered; out[i * k + j] = base[i]
+// (null: 0) + the j-th selected index, -1 for j >= min(k, n[i]). Scores must not be NaN; -0 equals +0 as on the
+// CPU. k <= kMaxTopk (2048; trex::Error otherwise). One block per row (topk.cu).
+constexpr int64_t kMaxTopk = 2048;
+void topk_rows(const float* scores, int64_t rows, int64_t cols, int64_t stride, const int32_t* n, const int32_t* base,
+               int64_t k, int32_t* out, cudaStream_t s);
+
 // The loss: row_loss copied to the host (waits for the stream) and summed in row order, as the CPU does.
 double sum_row_losses(const double* row_loss, int64_t rows, cudaStream_t s);
 

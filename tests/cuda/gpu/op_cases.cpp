@@ -351,4 +351,73 @@ OpReport check_xent(Harness& h, int64_t rows, int64_t vocab, float scale) {
   return rep;
 }
 
+OpReport check_topk(Harness& h, int64_t rows, int64_t cols, int64_t k, int levels) {
+  OpReport rep;
+  rep.op = "topk_rows";
+  rep.shape = dims({{"rows", rows}, {"cols", cols}, {"k", k}, {"levels", levels}});
+  Rng rng(53 + uint64_t(rows * 3 + cols + k));
+  const int64_t stride = cols + 3;  // rows not packed: the stride is honoured
+  std::vector<float> scores(size_t(rows * stride), std::numeric_limits<float>::quiet_NaN());  // padding unread
+  std::vector<int32_t> n(static_cast<size_t>(rows)), base(static_cast<size_t>(rows));
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min(),
+                            -std::numeric_limits<float>::max()};
+  for (int64_t i = 0; i < rows; ++i) {
+    // row lengths: empty, shorter than k, exactly k, and any length up to cols
+    const int64_t pick = i % 7;
+    n[size_t(i)] = int32_t(pick == 0 ? 0 : pick == 1 ? std::min(k - 1, cols) : pick == 2 ? std::min(k, cols)
+                                                                                  : rng.uniform_int(0, cols));
+    base[size_t(i)] = int32_t(rng.uniform_int(0, 1000));
+    for (int64_t j = 0; j < n[size_t(i)]; ++j) {
+      float v = levels > 0 ? float(rng.uniform_int(0, levels - 1)) - float(levels / 2)  // many ties
+                           : float(rng.normal());
+      if (rng.uniform_int(0, 40) == 0) v = specials[rng.uniform_int(0, 5)];
+      scores[size_t(i * stride + j)] = v;
+    }
+  }
+  std::vector<int32_t> ref(size_t(rows * k), -1);
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t kk = std::min<int64_t>(k, n[size_t(i)]);
+    nn::topk_lower_index(scores.data() + i * stride, n[size_t(i)], kk, ref.data() + i * k);
+    for (int64_t j = 0; j < kk; ++j) ref[size_t(i * k + j)] += base[size_t(i)];
+  }
+  DeviceBuffer gs = h.upload(scores), gn = h.upload(n), gb = h.upload(base), go(ref.size() * 4);
+  topk_rows(gs.as<float>(), rows, cols, stride, gn.as<int32_t>(), gb.as<int32_t>(), k, go.as<int32_t>(), h.stream());
+  const std::vector<int32_t> got = h.download<int32_t>(go, ref.size());
+  Compare c;  // exact: the same indices in the same order
+  c.what = "indices (exact)";
+  c.n = int64_t(ref.size());
+  for (size_t i = 0; i < ref.size(); ++i)
+    if (got[i] != ref[i]) {
+      if (c.bad++ == 0) c.worst = int64_t(i);
+      c.max_abs = std::max(c.max_abs, std::fabs(double(got[i]) - double(ref[i])));
+    }
+  c.worst_ratio = c.bad ? std::numeric_limits<double>::infinity() : 0.0;
+  rep.checks.push_back(c);
+  // every row at full length, no base (the null pointers)
+  std::vector<float> full(size_t(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) full[size_t(i * cols + j)] = float(rng.normal());
+  std::vector<int32_t> ref_full(size_t(rows * k), -1);
+  for (int64_t i = 0; i < rows; ++i)
+    nn::topk_lower_index(full.data() + i * cols, cols, std::min(k, cols), ref_full.data() + i * k);
+  DeviceBuffer gf = h.upload(full);
+  topk_rows(gf.as<float>(), rows, cols, cols, nullptr, nullptr, k, go.as<int32_t>(), h.stream());
+  const std::vector<int32_t> got_full = h.download<int32_t>(go, ref_full.size());
+  Compare cf;
+  cf.what = "indices, full rows (exact)";
+  cf.n = int64_t(ref_full.size());
+  for (size_t i = 0; i < ref_full.size(); ++i)
+    if (got_full[i] != ref_full[i] && cf.bad++ == 0) cf.worst = int64_t(i);
+  cf.worst_ratio = cf.bad ? std::numeric_limits<double>::infinity() : 0.0;
+  rep.checks.push_back(cf);
+  if (h.perf()) {
+    rep.ms = h.time_ms([&] {
+      topk_rows(gf.as<float>(), rows, cols, cols, nullptr, nullptr, k, go.as<int32_t>(), h.stream());
+    });
+    rep.bytes = 4.0 * double(rows) * double(cols + k);  // the scores read once (at least), the indices written
+  }
+  return rep;
+}
+
 }  // namespace trex::cuda::check

@@ -30,5 +30,9 @@ OpReport check_swiglu(Harness& h, int64_t n, float limit);
 OpReport check_sinkhorn(Harness& h, int64_t count, int n, int iters);
 // Cross-entropy (loss, dlogits fp32 and bf16, ignored rows) against nn::softmax_xent_ref.
 OpReport check_xent(Harness& h, int64_t rows, int64_t vocab, float scale);
+// Row-wise top-k (the indexer's selection) against nn::topk_lower_index, exactly (indices and order): rows of
+// varying length (empty, shorter than k, exactly k), a base added, a row stride, levels > 0 integer scores with
+// many ties (0: normal scores), and -0, +-inf, denormals, -max sprinkled in; then full rows with null n and base.
+OpReport check_topk(Harness& h, int64_t rows, int64_t cols, int64_t k, int levels);
 
 }  // namespace trex::cuda::check

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     reps.push_back(check_swiglu(h, tok * 2048, 10.0f));
     reps.push_back(check_xent(h, quick ? 256 : 2048, 129280, 1.0f / 2048));
     reps.push_back(check_sinkhorn(h, tok, 4, 20));  // mHC: one 4 x 4 matrix per token, 20 iterations
+    reps.push_back(check_topk(h, tok, tok / 4, 512, 0));  // the indexer: top-512 of a sequence's compressed entries
     // optimizers: AdamW over a 4096 x 4096 matrix and its norm (bf16 copy written); Newton–Schulz and a Muon step
     // of a 1024 x 4096 matrix (the CPU oracle's dgemm twin takes about a second there)
     reps.push_back(check_adamw(h, quick ? 1024 : 4096, 4096, 1, true));

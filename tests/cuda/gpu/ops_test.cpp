@@ -85,3 +85,13 @@ TEST(CudaOps, CrossEntropy) {
   expect_ok(check_xent(h, 37, 4096, 1.0f / 30));
   expect_ok(check_xent(h, 5, 1000, 1.0f));
 }
+
+TEST(CudaOps, TopkRowsMatchesCpuOrder) {
+  TREX_REQUIRE_GPU();
+  Harness h;
+  expect_ok(check_topk(h, 50, 1000, 64, 7));    // many ties: the lower index first
+  expect_ok(check_topk(h, 33, 300, 6, 0));      // the MoE router's k
+  expect_ok(check_topk(h, 9, 5000, 512, 40));   // the indexer's top-k over long rows
+  expect_ok(check_topk(h, 4, 3000, 2048, 0));   // the largest k
+  expect_ok(check_topk(h, 7, 1, 1, 0));         // one column
+}
