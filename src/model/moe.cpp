@@ -2,41 +2,19 @@
 // (bias for selection only) or a fixed hash table, renormalised and scaled weights, grouped expert GEMMs with
 // limited SwiGLU, the shared expert, the sequence-balance loss; forward and backward. Routed rows go through the
 // ProcessGroup's all-to-all to the ranks owning their experts (expert parallelism, moe_dispatch.cpp; identity in
-// one process), overlapped with the shared expert.
-#include <omp.h>
-
-#include <algorithm>
-#include <cmath>
+// one process), overlapped with the shared expert. The routing arithmetic (affinities, selection, weights, the
+// grouping into expert order, gather and combine, balance loss, router backward) is nn/moe_route.hpp's.
 #include <cstring>
-#include <limits>
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
 #include "nn/gemm_bf16.hpp"
 #include "nn/moe_experts.hpp"
+#include "nn/moe_route.hpp"
 
 namespace trex::model::detail {
 
 // The weights (and gradients) of experts first .. first+count-1 of block b, for the grouped expert kernels.
-// out[i] += the rows dispatched from token i, over the tokens on all threads; each token adds its rows in
-// dispatch-row order (that of a serial loop over the rows: the same bits).
-static void scatter_add_rows(const MoeSaved& s, int64_t N, int64_t k, int64_t d, const float* rows, float* out) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N; ++i) {
-    float* o = out + i * d;
-    int32_t last = -1;
-    for (int64_t n = 0; n < k; ++n) {  // the token's rows in increasing order (k is small)
-      int32_t r = std::numeric_limits<int32_t>::max();
-      for (int64_t j = 0; j < k; ++j)
-        if (s.row_of[i * k + j] > last) r = std::min(r, s.row_of[i * k + j]);
-      last = r;
-      const float* y = rows + int64_t(r) * d;
-#pragma omp simd
-      for (int64_t j = 0; j < d; ++j) o[j] += y[j];
-    }
-  }
-}
-
 static std::vector<nn::ExpertWeights> expert_weights(Ctx& c, const BlockOff& b, int64_t first, int64_t count) {
   std::vector<nn::ExpertWeights> ew(static_cast<size_t>(count));
   for (int64_t j = 0; j < count; ++j) {
@@ -60,52 +38,19 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   s.sel = c.arena.ints(N * k);
   nn::linear(x, c.p(b.gate), s.s, N, E, d);  // router in fp32
   const float* bias = b.gate_bias >= 0 ? c.p(b.gate_bias) : nullptr;
-#pragma omp parallel
-  {
-    std::vector<float> biased(static_cast<size_t>(E));
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < N; ++i) {
-      float* a = s.a + i * E;
-      for (int64_t e = 0; e < E; ++e) a[e] = nn::sqrt_softplus(s.s[i * E + e]);
-      int32_t* sel = s.sel + i * k;
-      if (b.hash) {
-        for (int64_t j = 0; j < k; ++j) sel[j] = int32_t(b.tid2eid[int64_t(tokens[i]) * k + j]);
-      } else {
-        for (int64_t e = 0; e < E; ++e) biased[size_t(e)] = a[e] + bias[e];  // bias: selection only
-        nn::topk_lower_index(biased.data(), E, k, sel);
-      }
-      float sum = 0;
-      for (int64_t j = 0; j < k; ++j) sum += a[sel[j]];
-      for (int64_t j = 0; j < k; ++j) s.w[i * k + j] = R * a[sel[j]] / sum;
-    }
-  }
+  nn::moe_route_forward(s.s, bias, b.hash ? b.tid2eid : nullptr, tokens, N, E, k, R, s.a, s.sel, s.w);
   // group rows by expert (stable in token order)
   s.counts.assign(size_t(E), 0);
-  for (int64_t i = 0; i < N * k; ++i) ++s.counts[size_t(s.sel[i])];
   s.offsets.assign(size_t(E) + 1, 0);
-  for (int64_t e = 0; e < E; ++e) s.offsets[size_t(e) + 1] = s.offsets[size_t(e)] + s.counts[size_t(e)];
-  s.load = s.counts;
   s.order_tok = c.arena.ints(N * k);
   s.order_slot = c.arena.ints(N * k);
   s.row_of = c.arena.ints(N * k);
-  {
-    std::vector<int64_t> fill(s.offsets.begin(), s.offsets.end() - 1);
-    for (int64_t i = 0; i < N; ++i)
-      for (int64_t j = 0; j < k; ++j) {
-        const int64_t r = fill[size_t(s.sel[i * k + j])]++;
-        s.order_tok[r] = int32_t(i);
-        s.order_slot[r] = int32_t(j);
-        s.row_of[i * k + j] = int32_t(r);
-      }
-  }
+  nn::moe_group_rows(s.sel, N, E, k, s.counts.data(), s.offsets.data(), s.order_tok, s.order_slot, s.row_of);
+  s.load = s.counts;
   const int64_t R_ = N * k;
   s.xg = c.arena.floats(R_ * d);
   float* wl = c.arena.floats(R_);  // routing weight of each routed row
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) {
-    std::memcpy(s.xg + r * d, x + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
-    wl[r] = s.w[int64_t(s.order_tok[r]) * k + s.order_slot[r]];
-  }
+  nn::moe_gather_rows(x, s.w, s.order_tok, s.order_slot, R_, k, d, s.xg, wl);
   // dispatch to the ranks owning the experts (one rank: all experts are local), overlapped with the shared
   // expert's first half
   EpPlan& P = s.ep;
@@ -161,25 +106,10 @@ double moe_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x, co
   else
     std::memset(out, 0, size_t(N * d) * 4);
   c.pg.wait(hy);
-  scatter_add_rows(s, N, k, d, yg, out);  // the routed rows onto their tokens
+  nn::moe_scatter_add_rows(s.row_of, N, k, d, yg, out);  // the routed rows onto their tokens
   if (b.hash) return 0.0;
   // sequence-balance loss per row (all tokens), averaged over rows (§16.6)
-  double loss = 0;
-  const double alpha = cfg.seq_balance_alpha;
-  for (int64_t bi = 0; bi < seq.B; ++bi) {
-    std::vector<double> cnt(size_t(E), 0.0), P(size_t(E), 0.0);
-    for (int64_t t = 0; t < seq.T; ++t) {
-      const int64_t i = bi * seq.T + t;
-      for (int64_t j = 0; j < k; ++j) cnt[size_t(s.sel[i * k + j])] += 1;
-      double A = 0;
-      for (int64_t e = 0; e < E; ++e) A += s.a[i * E + e];
-      for (int64_t e = 0; e < E; ++e) P[size_t(e)] += s.a[i * E + e] / A / double(seq.T);
-    }
-    double row = 0;
-    for (int64_t e = 0; e < E; ++e) row += double(E) / double(k * seq.T) * cnt[size_t(e)] * P[size_t(e)];
-    loss += alpha * row / double(seq.B);
-  }
-  return loss;
+  return nn::moe_balance_loss(s.a, s.sel, seq.B, seq.T, E, k, cfg.seq_balance_alpha);
 }
 
 void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, const float* dout, float* dx) {
@@ -193,8 +123,7 @@ void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, 
   // routed rows' output gradients, dispatched to the experts' owners, overlapped with the shared expert's
   // W2 backward
   float* dyg = c.arena.floats(R_ * d);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R_; ++r) std::memcpy(dyg + r * d, dout + int64_t(s.order_tok[r]) * d, size_t(d) * 4);
+  nn::moe_gather_rows(dout, nullptr, s.order_tok, s.order_slot, R_, k, d, dyg, nullptr);
   float* dyr = nullptr;
   int hy = -1;
   if (P.active()) {
@@ -243,37 +172,10 @@ void moe_backward(Ctx& c, const Seq& seq, const BlockOff& b, const MoeSaved& s, 
   c.pg.wait(hw_);
   float* dw = c.arena.floats(N * k);
   for (int64_t i = 0; i < N * k; ++i) dw[i] = dwl[s.row_of[i]];  // each (token, slot) has one row
-  scatter_add_rows(s, N, k, d, dxg, dx);
+  nn::moe_scatter_add_rows(s.row_of, N, k, d, dxg, dx);
   // router: weights w_i = R a_i / sum_sel a (+ balance loss on all affinities), then a = sqrt(softplus(s))
   float* ds = c.arena.floats(N * E);
-  const double alpha = cfg.seq_balance_alpha;
-  std::vector<double> frow(size_t(seq.B * E), 0.0);
-  if (!b.hash)
-    for (int64_t i = 0; i < N; ++i)
-      for (int64_t j = 0; j < k; ++j)
-        frow[size_t((i / seq.T) * E + s.sel[i * k + j])] += double(E) / double(k * seq.T);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N; ++i) {
-    const float* a = s.a + i * E;
-    float* dsi = ds + i * E;
-    for (int64_t e = 0; e < E; ++e) dsi[e] = 0;
-    const int32_t* sel = s.sel + i * k;
-    float S = 0, dot = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      S += a[sel[j]];
-      dot += dw[i * k + j] * a[sel[j]];
-    }
-    for (int64_t j = 0; j < k; ++j) dsi[sel[j]] += R / S * (dw[i * k + j] - dot / S);  // da
-    if (!b.hash) {
-      const double* fr = frow.data() + (i / seq.T) * E;
-      double A = 0, fp = 0;
-      for (int64_t e = 0; e < E; ++e) A += a[e];
-      for (int64_t e = 0; e < E; ++e) fp += fr[e] * a[e] / A;
-      const double coef = alpha / (double(seq.B) * double(seq.T) * A);
-      for (int64_t e = 0; e < E; ++e) dsi[e] += float(coef * (fr[e] - fp));
-    }
-    for (int64_t e = 0; e < E; ++e) dsi[e] *= nn::sqrt_softplus_grad(s.s[i * E + e], a[e]);
-  }
+  nn::moe_route_backward(s.s, s.a, s.sel, dw, N, E, k, R, !b.hash, seq.B, seq.T, cfg.seq_balance_alpha, ds);
   nn::linear_backward(s.x, c.p(b.gate), ds, dx, c.g(b.gate), N, E, d, true);
 }
 
