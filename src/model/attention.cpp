@@ -12,93 +12,16 @@
 
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
+#include "nn/attention_vec.hpp"
 #include "nn/gemm_bf16.hpp"
-#include "nn/vec8.hpp"
-#include "nn/vec_math.hpp"
+#include "nn/sparse_attention.hpp"
 
 namespace trex::model::detail {
 
 namespace {
 
-// ------------------------------------------------------------------ per-key vector helpers
-// The attention inner loops work one key (a head_dim row) at a time, with nn::Vec8 so every dot has two vector
-// accumulators summed in a fixed order: left to `omp simd`, GCC kept the compressed entries' dots scalar.
-using nn::load8;
-using nn::store8;
-using nn::Vec8;
-
-// a · b over n floats
-inline float dot(const float* a, const float* b, int64_t n) {
-  Vec8 s0 = {}, s1 = {};
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    s0 += load8(a + j) * load8(b + j);
-    s1 += load8(a + j + 8) * load8(b + j + 8);
-  }
-  if (j + 8 <= n) {
-    s0 += load8(a + j) * load8(b + j);
-    j += 8;
-  }
-  const Vec8 s = s0 + s1;
-  float t = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-  for (; j < n; ++j) t += a[j] * b[j];
-  return t;
-}
-
-// out[t] = dot(q, k[t], n) for four keys, n a multiple of 8, with the same bits as dot(): the same two accumulators
-// per key and the same lane order ((0+4)+(1+5))+((2+6)+(3+7)), but q is loaded once for the four keys and the
-// four lane reductions run together as shuffles (a horizontal sum each was most of a 64-float dot).
-inline void dot4(const float* q, const float* const* k, int64_t n, float* out) {
-  Vec8 s0[4] = {}, s1[4] = {};
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    const Vec8 q0 = load8(q + j), q1 = load8(q + j + 8);
-    for (int t = 0; t < 4; ++t) {
-      s0[t] += q0 * load8(k[t] + j);
-      s1[t] += q1 * load8(k[t] + j + 8);
-    }
-  }
-  if (j + 8 <= n) {
-    const Vec8 q0 = load8(q + j);
-    for (int t = 0; t < 4; ++t) s0[t] += q0 * load8(k[t] + j);
-  }
-  Vec8 v[4];
-  for (int t = 0; t < 4; ++t) v[t] = s0[t] + s1[t];
-  typedef int Idx8 __attribute__((vector_size(32)));
-  const Idx8 lo = {0, 1, 2, 3, 8, 9, 10, 11}, hi = {4, 5, 6, 7, 12, 13, 14, 15};
-  const Idx8 even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
-  // lanes l + (l + 4) for two keys per vector, then pairs of those, then the two halves
-  const Vec8 u01 = __builtin_shuffle(v[0], v[1], lo) + __builtin_shuffle(v[0], v[1], hi);
-  const Vec8 u23 = __builtin_shuffle(v[2], v[3], lo) + __builtin_shuffle(v[2], v[3], hi);
-  const Vec8 w = __builtin_shuffle(u01, u23, even) + __builtin_shuffle(u01, u23, odd);
-  const Vec8 r = __builtin_shuffle(w, w, even) + __builtin_shuffle(w, w, odd);
-  for (int t = 0; t < 4; ++t) out[t] = r[t];
-}
-
-// out[e] = scale * dot(q, key(e), n) for e in [0, count): blocks of four keys through dot4 (the same bits).
-template <class Key>
-inline void dots(const float* q, Key key, int64_t count, int64_t n, float scale, float* out) {
-  int64_t e = 0;
-  if (n % 8 == 0)
-    for (; e + 4 <= count; e += 4) {
-      const float* k[4] = {key(e), key(e + 1), key(e + 2), key(e + 3)};
-      dot4(q, k, n, out + e);
-      for (int t = 0; t < 4; ++t) out[e + t] *= scale;
-    }
-  for (; e < count; ++e) out[e] = dot(q, key(e), n) * scale;
-}
-
-// y += a x + b z over n floats
-inline void axpy2(float a, const float* x, float b, const float* z, float* y, int64_t n) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) + a * load8(x + j) + b * load8(z + j));
-  for (; j < n; ++j) y[j] += a * x[j] + b * z[j];
-}
-inline void axpy(float a, const float* x, float* y, int64_t n) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) store8(y + j, load8(y + j) + a * load8(x + j));
-  for (; j < n; ++j) y[j] += a * x[j];
-}
+// ------------------------------------------------------------------ per-key vector helpers (nn/attention_vec.hpp)
+using nn::attn_vec::dot;
 
 // ------------------------------------------------------------------ token-level compressor (§4)
 void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* x, const uint16_t* x16,
@@ -352,6 +275,35 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
   return loss * coeff;
 }
 
+// Each query's first window key: its document's start or the window's, whichever is later.
+const int32_t* window_starts(Ctx& c, const Seq& seq, int64_t w) {
+  int32_t* ws = c.arena.ints(seq.N);
+  for (int64_t i = 0; i < seq.N; ++i) ws[i] = int32_t(std::max<int64_t>(seq.doc_start[size_t(i)], i - w + 1));
+  return ws;
+}
+
+// The joint softmax's arguments (nn/sparse_attention.hpp) from the saved activations.
+nn::SparseAttention attention_core(const Ctx& c, const Seq& seq, const BlockOff& b, const AttnSaved& s,
+                                   const int32_t* ws) {
+  const ModelConfig& cfg = c.cfg;
+  nn::SparseAttention a;
+  a.N = seq.N;
+  a.H = cfg.num_attention_heads;
+  a.hd = cfg.head_dim;
+  a.window = cfg.sliding_window;
+  a.NE = b.ratio != 0 ? seq.entries(b.ratio).NE : 0;
+  a.cmax = s.cmax;
+  a.q = s.q;
+  a.kv = s.kv;
+  a.C = b.ratio != 0 ? s.cmp.out : nullptr;
+  a.ws = ws;
+  a.comp = s.comp;
+  a.ncomp = s.ncomp;
+  a.sink = c.p(b.sink);
+  a.scale = float(1.0 / std::sqrt(double(cfg.head_dim)));
+  return a;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ attention forward
@@ -401,11 +353,9 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   s.comp = c.arena.ints(std::max<int64_t>(1, N * s.cmax));
   s.P = c.arena.floats(N * H * s.kmax);
   s.o = c.arena.floats(N * H * hd);
-  const float scale = float(1.0 / std::sqrt(double(hd)));
-  const float* sink = c.p(b.sink);
-  const float* Ce = b.ratio != 0 ? s.cmp.out : nullptr;
-#pragma omp parallel for schedule(dynamic, 8)
-  for (int64_t i = 0; i < N; ++i) {
+  const int32_t* ws = window_starts(c, seq, w);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < N; ++i) {  // each query's compressed entries, in the order the softmax takes them
     int32_t* comp = s.comp + i * s.cmax;
     int32_t nc = 0;
     if (b.kind == AttnKind::HCA || (b.kind == AttnKind::CSA && cfg.indexer_dense_warmup)) {
@@ -415,26 +365,8 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
         if (s.sel[i * cfg.index_topk + j] >= 0) comp[nc++] = s.sel[i * cfg.index_topk + j];
     }
     s.ncomp[i] = nc;
-    const int64_t ws = std::max<int64_t>(seq.doc_start[size_t(i)], i - w + 1), nw = i - ws + 1;
-    auto key = [&](int64_t e) { return e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd; };
-    for (int64_t h = 0; h < H; ++h) {
-      const float* q = s.q + (i * H + h) * hd;
-      float* P = s.P + (i * H + h) * s.kmax;
-      dots(q, key, nw + nc, hd, scale, P);
-      float mx = sink[h];
-      for (int64_t e = 0; e < nw + nc; ++e) mx = std::max(mx, P[e]);
-      float sum = std::exp(sink[h] - mx);  // the sink joins the denominator only
-#pragma omp simd reduction(+ : sum)
-      for (int64_t e = 0; e < nw + nc; ++e) sum += (P[e] = nn::fast_expf(P[e] - mx));
-      float* o = s.o + (i * H + h) * hd;
-      for (int64_t j = 0; j < hd; ++j) o[j] = 0;
-      for (int64_t e = 0; e < nw + nc; ++e) {
-        P[e] /= sum;
-        const float* k = e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd;
-        axpy(P[e], k, o, hd);
-      }
-    }
   }
+  nn::sparse_attention_forward(attention_core(c, seq, b, s, ws), s.P, s.o);
   // output de-rotation, then the grouped low-rank projection
   s.od = c.arena.floats(N * H * hd);
   std::memcpy(s.od, s.o, size_t(N * H * hd) * sizeof(float));
@@ -470,57 +402,12 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
   nn::rope_apply(dod, N, H, hd, seq.pos.data(), rope, false);  // undo the de-rotation
   // joint softmax over window + compressed + sink
   const Entries* en = b.ratio != 0 ? &seq.entries(b.ratio) : nullptr;
-  const int64_t NE = en ? en->NE : 0;
-  const int64_t per = N * hd + NE * hd + H;
-  float* tl = c.arena.zeros(int64_t(c.nthreads) * per);
   float* dq = c.arena.floats(N * H * hd);
-  const float scale = float(1.0 / std::sqrt(double(hd)));
-  const float* Ce = b.ratio != 0 ? s.cmp.out : nullptr;
-#pragma omp parallel
-  {
-    float* dkv = tl + int64_t(omp_get_thread_num()) * per;
-    float* dC = dkv + N * hd;
-    float* dsink = dC + NE * hd;
-    thread_local std::vector<float> gk_all;  // g · key for the query's keys (grown once)
-    if (gk_all.size() < size_t(s.kmax)) gk_all.resize(size_t(s.kmax));
-    float* gk_of = gk_all.data();
-#pragma omp for schedule(static, 8)  // static: per-thread partials, same bits every run
-    for (int64_t i = 0; i < N; ++i) {
-      const int32_t* comp = s.comp + i * s.cmax;
-      const int64_t nc = s.ncomp[i];
-      const int64_t ws = std::max<int64_t>(seq.doc_start[size_t(i)], i - w + 1), nw = i - ws + 1;
-      auto key = [&](int64_t e) { return e < nw ? s.kv + (ws + e) * hd : Ce + int64_t(comp[e - nw]) * hd; };
-      for (int64_t h = 0; h < H; ++h) {
-        const float* q = s.q + (i * H + h) * hd;
-        const float* o = s.o + (i * H + h) * hd;
-        const float* g = dod + (i * H + h) * hd;
-        const float* P = s.P + (i * H + h) * s.kmax;
-        float* dqh = dq + (i * H + h) * hd;
-        float psum = 0;
-        const float go = dot(g, o, hd);
-        for (int64_t j = 0; j < hd; ++j) dqh[j] = 0;
-        dots(g, key, nw + nc, hd, 1.0f, gk_of);
-        for (int64_t e = 0; e < nw + nc; ++e) {
-          const float* k = key(e);
-          float* dk = e < nw ? dkv + (ws + e) * hd : dC + int64_t(comp[e - nw]) * hd;
-          const float gk = gk_of[e];
-          const float p = P[e];
-          psum += p;
-          const float dl = p * (gk - go) * scale;
-          axpy(dl, k, dqh, hd);
-          axpy2(dl, q, p, g, dk, hd);  // key role + value role (K == V)
-        }
-        dsink[h] += -(1.0f - psum) * go;
-      }
-    }
-  }
-  float* dkv = tl;
-  for (int th = 1; th < c.nthreads; ++th) {
-    const float* o = tl + int64_t(th) * per;
-    for (int64_t j = 0; j < per; ++j) dkv[j] += o[j];
-  }
-  float* dC = dkv + N * hd;
-  float* dsink = dC + NE * hd;
+  const nn::SparseAttentionGrads kg = nn::sparse_attention_backward(
+      attention_core(c, seq, b, s, window_starts(c, seq, w)), s.P, s.o, dod, dq, c.arena, c.nthreads);
+  float* dkv = kg.dkv;
+  float* dC = kg.dC;
+  float* dsink = kg.dsink;
   for (int64_t h = 0; h < H; ++h) c.g(b.sink)[h] += dsink[h];
   // query path backward
   nn::rope_apply(dq, N, H, hd, seq.pos.data(), rope, true);
