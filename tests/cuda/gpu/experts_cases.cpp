@@ -129,7 +129,7 @@ std::vector<int64_t> uneven_counts(int64_t experts, int64_t rows, int64_t empty,
   if (experts <= 0 || empty < 0 || empty > experts) throw Error("uneven_counts: bad expert or empty count");
   Rng rng(seed);
   std::vector<double> load(static_cast<size_t>(experts));
-  for (double& l : load) l = std::exp(0.5 * rng.normal());
+  for (double& l : load) l = std::exp(0.3 * rng.normal());
   for (int64_t k = 0; k < empty; ++k) load[size_t((2 * k + 1) * experts / (2 * empty))] = 0;
   double total = 0;
   for (double l : load) total += l;

@@ -57,8 +57,8 @@ struct ExpertsProblem {
 ExpertsProblem make_experts_problem(int64_t experts, int64_t d, int64_t f, const std::vector<int64_t>& counts,
                                     float limit, uint64_t seed);
 
-// `rows` routed slots over `experts` experts, uneven as routing is (log-normal loads, sigma 0.5: the busiest
-// expert near twice the mean), `empty` of them (spread over the range) given none; the counts sum to rows.
+// `rows` routed slots over `experts` experts, uneven as routing is (log-normal loads, sigma 0.3: the busiest
+// expert about twice the mean), `empty` of them (spread over the range) given none; the counts sum to rows.
 std::vector<int64_t> uneven_counts(int64_t experts, int64_t rows, int64_t empty, uint64_t seed);
 
 // One expert's values (or several experts' concatenated, expert after expert): forward g, u, h [n, f], y [n, d];
