@@ -6,6 +6,7 @@
 // (small and odd shapes) and from trex_cuda_op_perf (the model's sizes).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "op_check.hpp"
 
@@ -30,5 +31,14 @@ OpReport check_moe_dispatch(Harness& h, int64_t N, int64_t E, int64_t k, int64_t
 // |sigmoid grad| (the magnitudes of its route and balance terms); ds from the gradients in expert order (through
 // row_of) the same bits as from [N, k]; the same bits on a second call.
 OpReport check_moe_route_backward(Harness& h, int64_t B, int64_t T, int64_t E, int64_t k, bool hash);
+
+// The bounds above, for the checks and for their CPU test (tests/cuda/moe_route_ref_test.cpp: the kernels'
+// reorderings of the same arithmetic, with every exp moved by 2 ulp, stay inside them; a wrong term does not).
+constexpr double kMoeAffinityRtol = 16.0 / 16777216.0;  // |a - a_cpu| <= 16 u a
+double moe_balance_loss_bound(int64_t B, int64_t T, int64_t E, double ref);
+// Per element of ds [N, E] (ref: the oracle's ds); balance false: a hash layer.
+std::vector<double> moe_route_backward_bound(const float* scores, const float* a, const int32_t* sel, const float* dw,
+                                             const float* ref, int64_t N, int64_t E, int64_t k, float R, bool balance,
+                                             int64_t B, int64_t T, double alpha);
 
 }  // namespace trex::cuda::check
