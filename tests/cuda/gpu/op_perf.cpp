@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "cuda/device.hpp"
+#include "attention_cases.hpp"
+#include "experts_cases.hpp"
+#include "moe_route_cases.hpp"
 #include "op_cases.hpp"
 #include "optimizer_cases.hpp"
 
@@ -53,6 +56,23 @@ int main(int argc, char** argv) {
     reps.push_back(check_xent(h, quick ? 256 : 2048, 129280, 1.0f / 2048));
     reps.push_back(check_sinkhorn(h, tok, 4, 20));  // mHC: one 4 x 4 matrix per token, 20 iterations
     reps.push_back(check_topk(h, tok, tok / 4, 512, 0));  // the indexer: top-512 of a sequence's compressed entries
+    // MoE: the router (Flash's 256 experts, k 6; a bias layer and a hash layer), the gather into expert order and
+    // the combine at hidden 4096, the router backward with the balance term
+    reps.push_back(check_moe_route(h, 2, tok / 2, 256, 6, false, false));
+    reps.push_back(check_moe_route(h, 2, tok / 2, 256, 6, true, false));
+    reps.push_back(check_moe_dispatch(h, tok, 256, 6, 4096));
+    reps.push_back(check_moe_route_backward(h, 2, tok / 2, 256, 6, false));
+    // routed experts, forward + backward: tok x 6 rows over 64 experts (uneven, one empty), d 4096, f 2048; the CPU
+    // side on 4 of the experts (about 20 GB of device memory at full size)
+    const std::vector<int64_t> ec = uneven_counts(64, tok * 6, 1, 5);
+    reps.push_back(check_experts(h, blas, GemmType::bf16, 64, 4096, 2048, ec, 10.0f, 4));
+    reps.push_back(check_experts(h, blas, GemmType::fp32, 64, 4096, 2048, ec, 10.0f, 4));
+    // attention core, forward + backward: 64 heads of 512, window 128; CSA (512 of the compressed entries), HCA, SWA;
+    // the reference on the first 256 queries (dkv, dC, dsink then only checked for bitwise reruns)
+    const int64_t an = quick ? 1024 : 4096;
+    reps.push_back(check_sparse_attention(h, an, 64, 512, 128, AttnLists::subsets, 4, 512, {0}, 256));
+    reps.push_back(check_sparse_attention(h, an, 64, 512, 128, AttnLists::all_visible, 128, 0, {0}, 256));
+    reps.push_back(check_sparse_attention(h, an, 64, 512, 128, AttnLists::none, 0, 0, {0}, 256));
     // optimizers: AdamW over a 4096 x 4096 matrix and its norm (bf16 copy written); Newton–Schulz and a Muon step
     // of a 1024 x 4096 matrix (the CPU oracle's dgemm twin takes about a second there)
     reps.push_back(check_adamw(h, quick ? 1024 : 4096, 4096, 1, true));
