@@ -41,7 +41,11 @@ TEST(StageProgress, ARunningStageLogsItsProgress) {
   StageRunner runner("/bin/sh", d / "run");
   runner.set_progress_log_seconds(0.1);
   int polls = 0;
-  Stage st{"count", {"-c", "echo 1 > " + counter.string() + "; sleep 0.6; echo 2 > " + counter.string() + "; sleep 0.6"},
+  // each count written to a temp file and renamed: a poll between `>`'s truncation and the write would read ""
+  const std::string tmp = (d / "counter.tmp").string(), c = counter.string();
+  Stage st{"count",
+           {"-c", "echo 1 > " + tmp + " && mv " + tmp + " " + c + "; sleep 0.6; echo 2 > " + tmp + " && mv " + tmp +
+                      " " + c + "; sleep 0.6"},
            {}, {counter}, 0};
   st.progress = [&] {
     ++polls;
