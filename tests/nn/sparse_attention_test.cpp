@@ -234,7 +234,9 @@ TEST(SparseAttention, ReferenceBackwardMatchesCentralDifferences) {
     check(p.kv, r.dkv, "dkv");
     check(p.C, r.dC, "dC");
     check(p.sink, r.dsink, "dsink");
-    if (lists != Lists::none) EXPECT_GT(p.NE, 0);
+    if (lists != Lists::none) {
+      EXPECT_GT(p.NE, 0);
+    }
   }
 }
 
