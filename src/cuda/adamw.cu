@@ -7,6 +7,7 @@
 
 #include "cuda/bf16.cuh"
 #include "cuda/check.hpp"
+#include "cuda/launch.cuh"
 #include "cuda/optimizer.hpp"
 
 namespace trex::cuda {
@@ -46,8 +47,7 @@ AdamWConstants adamw_constants(double lr, int64_t t, double beta1, double beta2,
 void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, float grad_scale, const AdamWConstants& c,
                   uint16_t* p_bf16, cudaStream_t s) {
   if (n <= 0) return;
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  adamw_kernel<<<unsigned(b < 65535 * 8 ? b : 65535 * 8), kThreads, 0, s>>>(p, g, m, v, n, grad_scale, c, p_bf16);
+  adamw_kernel<<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, s>>>(p, g, m, v, n, grad_scale, c, p_bf16);
   TREX_CUDA_CHECK_LAUNCH();
 }
 

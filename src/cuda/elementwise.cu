@@ -6,6 +6,7 @@
 
 #include "cuda/bf16.cuh"
 #include "cuda/check.hpp"
+#include "cuda/launch.cuh"
 #include "cuda/ops.hpp"
 
 namespace trex::cuda {
@@ -13,10 +14,7 @@ namespace trex::cuda {
 namespace {
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return unsigned(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
-}
+unsigned blocks_for(int64_t n) { return detail::grid_stride_blocks(n, kThreads); }
 
 __global__ void round_kernel(const float* __restrict__ x, uint16_t* __restrict__ out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)

@@ -81,6 +81,17 @@ DeviceGemm gemm_tn(int64_t m, int64_t n, int64_t k, const void* a, const void* b
   return DeviceGemm{true, false, m, n, k, 1.0f, a, m, b, n, 1.0f, c, n, t};
 }
 
+// Scratch for the three matrices rounded to bf16 before their products: under bf16 products when some expert with
+// rows lacks its bf16 copies (each matrix f d values, reused from expert to expert); nulls otherwise.
+struct RoundedWeightBuffers {
+  uint16_t *w1 = nullptr, *w3 = nullptr, *w2 = nullptr;
+};
+RoundedWeightBuffers rounded_weight_buffers(bool bf16, const DeviceExpertWeights* experts, const int64_t* offsets,
+                                            int64_t count, int64_t fd, DeviceArena& scratch) {
+  if (!bf16 || !any_missing_copy(experts, offsets, count)) return {};
+  return {scratch.bf16s(fd), scratch.bf16s(fd), scratch.bf16s(fd)};
+}
+
 }  // namespace
 
 size_t experts_scratch_bytes(GemmType type, const int64_t* offsets, int64_t count, const DeviceExpertShape& s,
@@ -108,12 +119,7 @@ void experts_forward(Blas& blas, GemmType type, const DeviceExpertWeights* exper
   float* hw = bf16 ? nullptr : scratch.floats(nmax * f);
   uint16_t* hw16 = bf16 ? scratch.bf16s(nmax * f) : nullptr;
   uint16_t* x16 = bf16 ? scratch.bf16s(nmax * d) : nullptr;
-  uint16_t *w1b = nullptr, *w3b = nullptr, *w2b = nullptr;
-  if (bf16 && any_missing_copy(experts, offsets, count)) {
-    w1b = scratch.bf16s(f * d);
-    w3b = scratch.bf16s(f * d);
-    w2b = scratch.bf16s(f * d);
-  }
+  const auto [w1b, w3b, w2b] = rounded_weight_buffers(bf16, experts, offsets, count, f * d, scratch);
   // 1. the up products of every expert
   for (int64_t e = 0; e < count; ++e) {
     const int64_t o = offsets[e], n = offsets[e + 1] - o;
@@ -163,12 +169,7 @@ void experts_backward(Blas& blas, GemmType type, const DeviceExpertWeights* expe
     dy16 = scratch.bf16s(nmax * d);
     x16 = scratch.bf16s(nmax * d);
   }
-  uint16_t *w1b = nullptr, *w3b = nullptr, *w2b = nullptr;
-  if (bf16 && any_missing_copy(experts, offsets, count)) {
-    w1b = scratch.bf16s(f * d);
-    w3b = scratch.bf16s(f * d);
-    w2b = scratch.bf16s(f * d);
-  }
+  const auto [w1b, w3b, w2b] = rounded_weight_buffers(bf16, experts, offsets, count, f * d, scratch);
   for (int64_t e = 0; e < count; ++e) {
     const int64_t o = offsets[e], n = offsets[e + 1] - o;
     if (n == 0) continue;

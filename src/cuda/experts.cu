@@ -7,6 +7,7 @@
 
 #include "cuda/bf16.cuh"
 #include "cuda/check.hpp"
+#include "cuda/launch.cuh"
 #include "cuda/experts.hpp"
 #include "cuda/reduce.cuh"
 
@@ -15,10 +16,7 @@ namespace trex::cuda {
 namespace {
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return unsigned(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
-}
+unsigned blocks_for(int64_t n) { return detail::grid_stride_blocks(n, kThreads); }
 
 // One multiply per element, never contracted with anything: the same bits as the CPU's scale_rows.
 __global__ void scale_rows_kernel(const float* __restrict__ h, const float* __restrict__ w, float* __restrict__ o32,
@@ -59,8 +57,7 @@ void scale_rows(const float* h, const float* w, float* out_fp32, uint16_t* out_b
 void row_dot_then_scale(float* dhw, const float* h, const float* w, float* dw, int64_t rows, int64_t f,
                         cudaStream_t s) {
   if (rows <= 0 || f <= 0) return;
-  const unsigned blocks = unsigned(rows < 65535 * 8 ? rows : 65535 * 8);
-  row_dot_scale_kernel<<<blocks, kThreads, 0, s>>>(dhw, h, w, dw, rows, f);
+  row_dot_scale_kernel<<<detail::grid_stride_blocks(rows, 1), kThreads, 0, s>>>(dhw, h, w, dw, rows, f);
   TREX_CUDA_CHECK_LAUNCH();
 }
 

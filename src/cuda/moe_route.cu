@@ -86,15 +86,22 @@ __global__ void route_forward_kernel(const float* __restrict__ scores, const flo
   }
 }
 
+// The selections of this block's chunk of tokens (token-major, slot-minor) into es; returns their number. Ends
+// with a barrier: es is ready for every thread.
+__device__ int load_chunk(const int32_t* __restrict__ sel, int64_t N, int k, int32_t* es) {
+  const int64_t t0 = int64_t(blockIdx.x) * kChunk;
+  const int n = int(min(int64_t(kChunk), N - t0)) * k;
+  for (int q = int(threadIdx.x); q < n; q += int(blockDim.x)) es[q] = sel[t0 * k + q];
+  __syncthreads();
+  return n;
+}
+
 // Grouping pass 1: the chunk's entries (token-major, slot-minor) into shared memory; each thread counts its
 // experts' entries.
 __global__ void group_count_kernel(const int32_t* __restrict__ sel, int64_t N, int E, int k,
                                    int32_t* __restrict__ chunk_counts) {
   __shared__ int32_t es[kChunk * kMaxRouteK];
-  const int64_t t0 = int64_t(blockIdx.x) * kChunk;
-  const int n = int(min(int64_t(kChunk), N - t0)) * k;
-  for (int q = int(threadIdx.x); q < n; q += int(blockDim.x)) es[q] = sel[t0 * k + q];
-  __syncthreads();
+  const int n = load_chunk(sel, N, k, es);
   for (int e = int(threadIdx.x); e < E; e += int(blockDim.x)) {
     int c = 0;
     for (int q = 0; q < n; ++q) c += es[q] == e;
@@ -134,15 +141,12 @@ __global__ void group_place_kernel(const int32_t* __restrict__ sel, int64_t N, i
                                    int32_t* __restrict__ order_tok, int32_t* __restrict__ order_slot,
                                    int32_t* __restrict__ row_of) {
   __shared__ int32_t es[kChunk * kMaxRouteK];
-  const int64_t t0 = int64_t(blockIdx.x) * kChunk;
-  const int n = int(min(int64_t(kChunk), N - t0)) * k;
-  for (int q = int(threadIdx.x); q < n; q += int(blockDim.x)) es[q] = sel[t0 * k + q];
-  __syncthreads();
+  const int n = load_chunk(sel, N, k, es);
   for (int e = int(threadIdx.x); e < E; e += int(blockDim.x)) {
     int64_t r = offsets[e] + chunk_first[int64_t(blockIdx.x) * E + e];
     for (int q = 0; q < n; ++q)
       if (es[q] == e) {
-        const int64_t entry = t0 * k + q;
+        const int64_t entry = int64_t(blockIdx.x) * kChunk * k + q;
         order_tok[r] = int32_t(entry / k);
         order_slot[r] = int32_t(entry % k);
         row_of[entry] = int32_t(r);

@@ -10,6 +10,7 @@
 
 #include "cuda/bf16.cuh"
 #include "cuda/check.hpp"
+#include "cuda/launch.cuh"
 #include "cuda/ops.hpp"
 #include "cuda/optimizer.hpp"
 #include "cuda/reduce.cuh"
@@ -21,10 +22,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kNormBlocks = 512;  // fixed: the partial sums' grouping, and so the norm's bits, depend on n only
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return unsigned(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
-}
+unsigned blocks_for(int64_t n) { return detail::grid_stride_blocks(n, kThreads); }
 
 __global__ void momentum_kernel(float* __restrict__ m, const float* __restrict__ g, float* __restrict__ x, int64_t n,
                                 float mu, float gs, bool nesterov) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cuda/check.hpp"
+#include "cuda/launch.cuh"
 #include "cuda/ops.hpp"
 
 namespace trex::cuda {
@@ -29,8 +30,7 @@ void rope_apply(float* x, int64_t n, int64_t heads, int64_t head_dim, const int3
                 const float* sin, int64_t r, bool inverse, cudaStream_t s) {
   const int64_t total = n * heads * (r / 2);
   if (total <= 0) return;
-  const int64_t b = (total + 255) / 256;
-  rope_kernel<<<unsigned(b < 65535 * 8 ? b : 65535 * 8), 256, 0, s>>>(x, n, heads, head_dim, pos, cos, sin, r / 2,
+  rope_kernel<<<detail::grid_stride_blocks(total, 256), 256, 0, s>>>(x, n, heads, head_dim, pos, cos, sin, r / 2,
                                                                      inverse ? -1.0f : 1.0f);
   TREX_CUDA_CHECK_LAUNCH();
 }

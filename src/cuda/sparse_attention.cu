@@ -127,6 +127,39 @@ __device__ void tile_axpy(const float* coef, const float* ks, int hg, int tk, in
   }
 }
 
+// Pass 1 of a query kernel: out[hh * kmax + e] = scale * (rows[hh] · k_e) for the query's nk keys, tile by tile
+// through ks. Starts and ends with a barrier (rows may have just been written; out is then read by every thread).
+__device__ void dots_over_keys(const Args& a, const int32_t* comp_i, int64_t ws, int64_t nw, int64_t nk,
+                               const float* rows, int hg, float scale, float* ks, float* out, int64_t kmax) {
+  for (int64_t k0 = 0; k0 < nk; k0 += kKeyTile) {
+    const int tk = int(nk - k0 < kKeyTile ? nk - k0 : kKeyTile);
+    __syncthreads();  // rows written / the previous tile consumed
+    load_keys(a, comp_i, ws, nw, k0, tk, ks);
+    __syncthreads();
+    tile_dots(rows, ks, hg, tk, a.hd, scale, out, kmax, k0);
+  }
+  __syncthreads();
+}
+
+// Pass 2 of a query kernel: out[hh * hd + j] = Σ_e coef[hh * kmax + e] k_e[j] in key order (o from P, dq from dl),
+// each thread's (head, column) elements in registers, the keys streamed through ks again.
+__device__ void axpy_over_keys(const Args& a, const int32_t* comp_i, int64_t ws, int64_t nw, int64_t nk,
+                               const float* coef, int hg, float* ks, int64_t kmax, float* out) {
+  float acc[kAccPerThread] = {};
+  for (int64_t k0 = 0; k0 < nk; k0 += kKeyTile) {
+    const int tk = int(nk - k0 < kKeyTile ? nk - k0 : kKeyTile);
+    __syncthreads();  // coefficients written / the previous tile consumed
+    load_keys(a, comp_i, ws, nw, k0, tk, ks);
+    __syncthreads();
+    tile_axpy(coef, ks, hg, tk, a.hd, kmax, k0, acc);
+  }
+#pragma unroll
+  for (int r = 0; r < kAccPerThread; ++r) {
+    const int64_t p = threadIdx.x + int64_t(r) * kThreads;
+    if (p < hg * a.hd) out[p] = acc[r];
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) attn_fwd_kernel(Args a, float* __restrict__ P, float* __restrict__ o,
                                                             int hg_max) {
   extern __shared__ float smem[];
@@ -139,14 +172,7 @@ __global__ void __launch_bounds__(kThreads) attn_fwd_kernel(Args a, float* __res
   const int64_t ws = a.ws[i], nw = i - ws + 1, nk = nw + a.ncomp[i];
   const int32_t* comp_i = a.comp + i * a.cmax;
   for (int64_t idx = threadIdx.x; idx < hg * hd; idx += blockDim.x) qs[idx] = a.q[(i * H + h0) * hd + idx];
-  for (int64_t k0 = 0; k0 < nk; k0 += kKeyTile) {  // pass 1: logits
-    const int tk = int(nk - k0 < kKeyTile ? nk - k0 : kKeyTile);
-    __syncthreads();  // the previous tile is consumed
-    load_keys(a, comp_i, ws, nw, k0, tk, ks);
-    __syncthreads();
-    tile_dots(qs, ks, hg, tk, hd, a.scale, ls, kmax, k0);
-  }
-  __syncthreads();
+  dots_over_keys(a, comp_i, ws, nw, nk, qs, hg, a.scale, ks, ls, kmax);  // pass 1: logits
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int hh = warp; hh < hg; hh += kWarps) {  // softmax, a warp per head; the sink joins the denominator only
     float* l = ls + hh * kmax;
@@ -168,19 +194,7 @@ __global__ void __launch_bounds__(kThreads) attn_fwd_kernel(Args a, float* __res
       prow[e] = p;
     }
   }
-  float acc[kAccPerThread] = {};
-  for (int64_t k0 = 0; k0 < nk; k0 += kKeyTile) {  // pass 2: o = Σ P k
-    const int tk = int(nk - k0 < kKeyTile ? nk - k0 : kKeyTile);
-    __syncthreads();  // probabilities written; the previous tile consumed
-    load_keys(a, comp_i, ws, nw, k0, tk, ks);
-    __syncthreads();
-    tile_axpy(ls, ks, hg, tk, hd, kmax, k0, acc);
-  }
-#pragma unroll
-  for (int r = 0; r < kAccPerThread; ++r) {
-    const int64_t p = threadIdx.x + int64_t(r) * kThreads;
-    if (p < hg * hd) o[(i * H + h0) * hd + p] = acc[r];
-  }
+  axpy_over_keys(a, comp_i, ws, nw, nk, ls, hg, ks, kmax, o + (i * H + h0) * hd);  // pass 2: o = Σ P k
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -208,14 +222,7 @@ __global__ void __launch_bounds__(kThreads)
     s = warp_sum(s);
     if (lane == 0) gos[hh] = s;
   }
-  for (int64_t k0 = 0; k0 < nk; k0 += kKeyTile) {  // pass 1: g · k
-    const int tk = int(nk - k0 < kKeyTile ? nk - k0 : kKeyTile);
-    __syncthreads();
-    load_keys(a, comp_i, ws, nw, k0, tk, ks);
-    __syncthreads();
-    tile_dots(gs, ks, hg, tk, hd, 1.0f, cs, kmax, k0);
-  }
-  __syncthreads();
+  dots_over_keys(a, comp_i, ws, nw, nk, gs, hg, 1.0f, ks, cs, kmax);  // pass 1: g · k
   for (int hh = warp; hh < hg; hh += kWarps) {  // dl = P (g · k - g · o) scale; the sink's share 1 - Σ P
     const float go = gos[hh];
     const float* prow = P + (i * H + h0 + hh) * kmax;
@@ -235,19 +242,7 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t e = idx / (2 * hg), r = idx - e * 2 * hg, hh = r >> 1;
     coef[((i * kmax + e) * H + h0 + hh) * 2 + (r & 1)] = (r & 1) ? ps[hh * kmax + e] : cs[hh * kmax + e];
   }
-  float acc[kAccPerThread] = {};
-  for (int64_t k0 = 0; k0 < nk; k0 += kKeyTile) {  // pass 2: dq = Σ dl k
-    const int tk = int(nk - k0 < kKeyTile ? nk - k0 : kKeyTile);
-    __syncthreads();
-    load_keys(a, comp_i, ws, nw, k0, tk, ks);
-    __syncthreads();
-    tile_axpy(cs, ks, hg, tk, hd, kmax, k0, acc);
-  }
-#pragma unroll
-  for (int r = 0; r < kAccPerThread; ++r) {
-    const int64_t p = threadIdx.x + int64_t(r) * kThreads;
-    if (p < hg * hd) dq[(i * H + h0) * hd + p] = acc[r];
-  }
+  axpy_over_keys(a, comp_i, ws, nw, nk, cs, hg, ks, kmax, dq + (i * H + h0) * hd);  // pass 2: dq = Σ dl k
 }
 
 // One chunk of n <= kGradTile (query i, key) pairs staged in shared memory (slot_s: the key's row in the block's
