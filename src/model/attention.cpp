@@ -283,8 +283,7 @@ const int32_t* window_starts(Ctx& c, const Seq& seq, int64_t w) {
 }
 
 // The joint softmax's arguments (nn/sparse_attention.hpp) from the saved activations.
-nn::SparseAttention attention_core(const Ctx& c, const Seq& seq, const BlockOff& b, const AttnSaved& s,
-                                   const int32_t* ws) {
+nn::SparseAttention attention_core(const Ctx& c, const Seq& seq, const BlockOff& b, const AttnSaved& s) {
   const ModelConfig& cfg = c.cfg;
   nn::SparseAttention a;
   a.N = seq.N;
@@ -296,7 +295,7 @@ nn::SparseAttention attention_core(const Ctx& c, const Seq& seq, const BlockOff&
   a.q = s.q;
   a.kv = s.kv;
   a.C = b.ratio != 0 ? s.cmp.out : nullptr;
-  a.ws = ws;
+  a.ws = s.ws;
   a.comp = s.comp;
   a.ncomp = s.ncomp;
   a.sink = c.p(b.sink);
@@ -353,7 +352,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
   s.comp = c.arena.ints(std::max<int64_t>(1, N * s.cmax));
   s.P = c.arena.floats(N * H * s.kmax);
   s.o = c.arena.floats(N * H * hd);
-  const int32_t* ws = window_starts(c, seq, w);
+  s.ws = window_starts(c, seq, w);  // kept for the backward
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < N; ++i) {  // each query's compressed entries, in the order the softmax takes them
     int32_t* comp = s.comp + i * s.cmax;
@@ -366,7 +365,7 @@ double attention_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float*
     }
     s.ncomp[i] = nc;
   }
-  nn::sparse_attention_forward(attention_core(c, seq, b, s, ws), s.P, s.o);
+  nn::sparse_attention_forward(attention_core(c, seq, b, s), s.P, s.o);
   // output de-rotation, then the grouped low-rank projection
   s.od = c.arena.floats(N * H * hd);
   std::memcpy(s.od, s.o, size_t(N * H * hd) * sizeof(float));
@@ -385,7 +384,7 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
                         float* dxa) {
   const ModelConfig& cfg = c.cfg;
   const int64_t N = seq.N, d = cfg.hidden_size, H = cfg.num_attention_heads, hd = cfg.head_dim;
-  const int64_t qr = cfg.q_lora_rank, G = cfg.o_groups, ro = cfg.o_lora_rank, w = cfg.sliding_window;
+  const int64_t qr = cfg.q_lora_rank, G = cfg.o_groups, ro = cfg.o_lora_rank;
   const nn::RopeTable& rope = b.ratio == 0 ? c.rope_a : c.rope_b;
   const int64_t gw = H * hd / G;
   // output projections
@@ -404,7 +403,7 @@ void attention_backward(Ctx& c, const Seq& seq, const BlockOff& b, const AttnSav
   const Entries* en = b.ratio != 0 ? &seq.entries(b.ratio) : nullptr;
   float* dq = c.arena.floats(N * H * hd);
   const nn::SparseAttentionGrads kg = nn::sparse_attention_backward(
-      attention_core(c, seq, b, s, window_starts(c, seq, w)), s.P, s.o, dod, dq, c.arena, c.nthreads);
+      attention_core(c, seq, b, s), s.P, s.o, dod, dq, c.arena, c.nthreads);
   float* dkv = kg.dkv;
   float* dC = kg.dC;
   float* dsink = kg.dsink;

@@ -109,6 +109,7 @@ struct AttnSaved {
   int32_t* sel = nullptr;               // [N, topk] absolute entry indices, -1 unused
   int32_t* ncomp = nullptr;             // [N] compressed keys used by each query
   int32_t* comp = nullptr;              // [N, cmax] their entry indices
+  const int32_t* ws = nullptr;          // [N] each query's first window key (its document's start or i - w + 1)
   int64_t cmax = 0, kmax = 0;
   float *P = nullptr, *o = nullptr, *od = nullptr, *u = nullptr;  // probs [N,H,kmax]; o, od [N,H*c]; u [N,G*ro]
 };
