@@ -18,13 +18,15 @@ else()
 endif()
 add_library(trex_cuda_op_check STATIC ${gpu_dir}/op_check.cpp ${gpu_dir}/op_cases.cpp ${gpu_dir}/optimizer_cases.cpp
             ${gpu_dir}/optimizer_ref.cpp ${gpu_dir}/sinkhorn_ref.cpp ${gpu_dir}/moe_route_cases.cpp
-            ${gpu_dir}/experts_cases.cpp ${gpu_dir}/attention_cases.cpp)
+            ${gpu_dir}/experts_cases.cpp ${gpu_dir}/attention_cases.cpp ${gpu_dir}/compressor_cases.cpp
+            ${gpu_dir}/indexer_cases.cpp ${gpu_dir}/hc_cases.cpp ${gpu_dir}/glue_cases.cpp)
 target_link_libraries(trex_cuda_op_check PUBLIC trex_cuda_ops ${trex_cpu_optimizer} trex_nn trex_util)
 target_include_directories(trex_cuda_op_check PUBLIC ${gpu_dir})
 
 add_executable(trex_cuda_gpu_tests ${gpu_dir}/ops_test.cpp ${gpu_dir}/optimizer_test.cpp
                ${gpu_dir}/device_layer_test.cpp ${gpu_dir}/moe_route_test.cpp ${gpu_dir}/experts_test.cpp
-               ${gpu_dir}/attention_test.cpp)
+               ${gpu_dir}/attention_test.cpp ${gpu_dir}/compressor_test.cpp ${gpu_dir}/indexer_test.cpp
+               ${gpu_dir}/hc_test.cpp ${gpu_dir}/glue_test.cpp)
 target_link_libraries(trex_cuda_gpu_tests PRIVATE trex_cuda_op_check trex_testing GTest::gtest GTest::gtest_main)
 gtest_discover_tests(trex_cuda_gpu_tests
   DISCOVERY_TIMEOUT 60
