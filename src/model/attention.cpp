@@ -13,6 +13,7 @@
 #include "model/model_impl.hpp"
 #include "nn/gemm.hpp"
 #include "nn/attention_vec.hpp"
+#include "nn/compressor_pool.hpp"
 #include "nn/gemm_bf16.hpp"
 #include "nn/sparse_attention.hpp"
 
@@ -24,6 +25,14 @@ namespace {
 using nn::attn_vec::dot;
 
 // ------------------------------------------------------------------ token-level compressor (§4)
+// The pooling's arguments (nn/compressor_pool.hpp): the batch's entry grid for ratio en.m.
+nn::CompressorPool pool_args(const Seq& seq, const Entries& en, int64_t cdim, bool overlap) {
+  nn::CompressorPool p;
+  p.N = seq.N, p.NE = en.NE, p.m = en.m, p.cdim = cdim, p.overlap = overlap;
+  p.start = en.start.data(), p.idx = en.idx.data(), p.pos = seq.pos.data();
+  return p;
+}
+
 void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* x, const uint16_t* x16,
                         const CmpOff& off, int64_t cdim, bool overlap, const nn::RopeTable& rope, CmpSaved& s) {
   const int64_t N = seq.N, d = c.cfg.hidden_size, m = en.m, W = (overlap ? 2 : 1) * cdim;
@@ -37,50 +46,13 @@ void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* 
   s.Zx = c.arena.floats(N * W);
   nn::linear(x, c.p(off.wkv), s.Cx, N, W, d, false, x16);
   nn::linear(x, c.p(off.wgate), s.Zx, N, W, d, false, x16);
-  const float* ape = c.p(off.ape);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N; ++i) {
-    const float* a = ape + (seq.pos[size_t(i)] % m) * W;  // ape goes into the gate logits only
-    float* z = s.Zx + i * W;
-    for (int64_t j = 0; j < W; ++j) z[j] += a[j];
-  }
+  const nn::CompressorPool pool = pool_args(seq, en, cdim, overlap);
+  nn::compressor_ape_add(pool, c.p(off.ape), s.Zx);
   s.S = c.arena.zeros(std::max<int64_t>(1, NE * slots * cdim));
   s.pooled = c.arena.floats(std::max<int64_t>(1, NE * cdim));
   s.rstd = c.arena.floats(std::max<int64_t>(1, NE));
   s.out = c.arena.floats(std::max<int64_t>(1, NE * cdim));
-#pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < NE; ++e) {
-    const int64_t s0 = en.start[size_t(e)];
-    const bool has_prev = overlap && en.idx[size_t(e)] > 0;
-    float* S = s.S + e * slots * cdim;
-    for (int64_t ch = 0; ch < cdim; ++ch) {
-      float mx = -std::numeric_limits<float>::infinity();
-      auto z_at = [&](int64_t slot) -> float {
-        if (overlap) {
-          if (slot < m) return s.Zx[(s0 - m + slot) * W + ch];
-          return s.Zx[(s0 + slot - m) * W + cdim + ch];
-        }
-        return s.Zx[(s0 + slot) * W + ch];
-      };
-      auto c_at = [&](int64_t slot) -> float {
-        if (overlap) {
-          if (slot < m) return s.Cx[(s0 - m + slot) * W + ch];
-          return s.Cx[(s0 + slot - m) * W + cdim + ch];
-        }
-        return s.Cx[(s0 + slot) * W + ch];
-      };
-      const int64_t first = (overlap && !has_prev) ? m : 0;  // block 0: previous slots are empty (-inf)
-      for (int64_t k = first; k < slots; ++k) mx = std::max(mx, z_at(k));
-      float sum = 0;
-      for (int64_t k = first; k < slots; ++k) sum += (S[k * cdim + ch] = std::exp(z_at(k) - mx));
-      float pooled = 0;
-      for (int64_t k = first; k < slots; ++k) {
-        S[k * cdim + ch] /= sum;
-        pooled += S[k * cdim + ch] * c_at(k);
-      }
-      s.pooled[e * cdim + ch] = pooled;
-    }
-  }
+  nn::compressor_pool_forward(pool, s.Cx, s.Zx, s.S, s.pooled);
   if (NE > 0) {
     nn::rmsnorm_forward(s.pooled, c.p(off.norm), s.out, s.rstd, NE, cdim, float(c.cfg.rms_norm_eps));
     nn::rope_apply(s.out, NE, 1, cdim, en.epos.data(), rope, false);
@@ -90,43 +62,16 @@ void compressor_forward(Ctx& c, const Seq& seq, const Entries& en, const float* 
 // dout [NE, cdim] is consumed (modified). dx may be null (detached input: parameter gradients only).
 void compressor_backward(Ctx& c, const Seq& seq, const Entries& en, const CmpOff& off, const nn::RopeTable& rope,
                          const CmpSaved& s, float* dout, float* dx) {
-  const int64_t N = seq.N, d = c.cfg.hidden_size, m = s.m, cdim = s.cdim, W = (s.overlap ? 2 : 1) * cdim;
-  const int64_t slots = s.overlap ? 2 * m : m, NE = en.NE;
+  const int64_t N = seq.N, d = c.cfg.hidden_size, cdim = s.cdim, W = (s.overlap ? 2 : 1) * cdim, NE = en.NE;
   if (NE == 0) return;
   nn::rope_apply(dout, NE, 1, cdim, en.epos.data(), rope, true);
   float* dpooled = c.arena.floats(NE * cdim);
   nn::rmsnorm_backward(s.pooled, c.p(off.norm), s.rstd, dout, dpooled, c.g(off.norm), NE, cdim, false);
-  float* dCx = c.arena.zeros(N * W);
+  float* dCx = c.arena.zeros(N * W);  // nn::compressor_pool_backward writes only what some entry reads
   float* dZx = c.arena.zeros(N * W);
-  const bool overlap = s.overlap;
-  // Each (token, channel) feeds at most one entry (CSA: channels [0,c) -> next entry, [c,2c) -> own), so the
-  // entries can be processed in parallel without races.
-#pragma omp parallel for schedule(static)
-  for (int64_t e = 0; e < NE; ++e) {
-    const int64_t s0 = en.start[size_t(e)];
-    const bool has_prev = overlap && en.idx[size_t(e)] > 0;
-    const float* S = s.S + e * slots * cdim;
-    const int64_t first = (overlap && !has_prev) ? m : 0;
-    for (int64_t ch = 0; ch < cdim; ++ch) {
-      const float g = dpooled[e * cdim + ch], pooled = s.pooled[e * cdim + ch];
-      for (int64_t k = first; k < slots; ++k) {
-        int64_t idx;
-        if (overlap)
-          idx = k < m ? (s0 - m + k) * W + ch : (s0 + k - m) * W + cdim + ch;
-        else
-          idx = (s0 + k) * W + ch;
-        const float sk = S[k * cdim + ch];
-        dCx[idx] = sk * g;
-        dZx[idx] = sk * g * (s.Cx[idx] - pooled);
-      }
-    }
-  }
-  float* gape = c.g(off.ape);
-  for (int64_t i = 0; i < N; ++i) {
-    float* ga = gape + (seq.pos[size_t(i)] % m) * W;
-    const float* z = dZx + i * W;
-    for (int64_t j = 0; j < W; ++j) ga[j] += z[j];
-  }
+  const nn::CompressorPool pool = pool_args(seq, en, cdim, s.overlap);
+  nn::compressor_pool_backward(pool, s.Cx, s.S, s.pooled, dpooled, dCx, dZx);
+  nn::compressor_ape_backward(pool, dZx, c.g(off.ape));
   nn::linear_backward(s.x, c.p(off.wkv), dCx, dx, c.g(off.wkv), N, W, d, true, nullptr, s.x16);
   nn::linear_backward(s.x, c.p(off.wgate), dZx, dx, c.g(off.wgate), N, W, d, true, nullptr, s.x16);
 }
