@@ -333,9 +333,6 @@ void block_backward(Ctx& c, const Seq& seq, const BlockOff& b, const float* X, c
 }  // namespace
 
 // ============================================================ forward / backward
-namespace {
-
-// target[b, t] = tok[b, t + shift] if a marked target in the same document, else -1 (rows of length Tm).
 int64_t make_targets(const Batch& bt, int64_t shift, int64_t Tm, int32_t* tgt) {
   int64_t count = 0;
   for (int64_t b = 0; b < bt.B; ++b)
@@ -349,8 +346,6 @@ int64_t make_targets(const Batch& bt, int64_t shift, int64_t Tm, int32_t* tgt) {
     }
   return count;
 }
-
-}  // namespace
 
 int64_t count_targets(const Batch& bt, int64_t shift, int64_t Tm) {
   int64_t count = 0;

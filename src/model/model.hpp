@@ -32,6 +32,9 @@ struct Batch {
 // Target pairs of `batch` that the loss counts for prediction distance `shift` over the first Tm positions of
 // each row (main head: shift 1, Tm = T; MTP module i: shift i + 2, Tm = T - 1 - i).
 int64_t count_targets(const Batch& batch, int64_t shift, int64_t Tm);
+// The targets themselves: target[b, t] = tokens[b, t + shift] when that token is a marked target in the same
+// document, else -1 (rows of length Tm); returns their count (the GPU model builds its targets with this too).
+int64_t make_targets(const Batch& batch, int64_t shift, int64_t Tm, int32_t* target);
 
 struct Losses {
   double total = 0;    // ce + mtp_loss_weight * mtp + balance + indexer (what the gradient is of)
