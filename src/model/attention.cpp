@@ -15,6 +15,7 @@
 #include "nn/attention_vec.hpp"
 #include "nn/compressor_pool.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "nn/indexer.hpp"
 #include "nn/sparse_attention.hpp"
 
 namespace trex::model::detail {
@@ -95,129 +96,36 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
   s.sel = c.arena.ints(N * topk);
   const int64_t smax = std::max<int64_t>(1, en.max_nvis);
   float* scores = c.arena.floats(N * smax);
-  const float* K = s.icmp.out;
-#pragma omp parallel for schedule(dynamic, 8)
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t nv = en.nvis[size_t(i)], base = en.base[size_t(i)];
-    float* I = scores + i * smax;
-    for (int64_t e = 0; e < nv; ++e) {
-      float acc = 0;
-      for (int64_t h = 0; h < HI; ++h) {
-        const float* q = s.qI + (i * HI + h) * cI;
-        const float* k = K + (base + e) * cI;
-        acc += s.lam[i * HI + h] * std::max(dot(q, k, cI), 0.0f);  // ReLU first, then head weighting
-      }
-      I[e] = acc;
-    }
-    int32_t* sel = s.sel + i * topk;
-    const int64_t kt = std::min(topk, nv);
-    nn::topk_lower_index(I, nv, kt, sel);
-    for (int64_t j = 0; j < kt; ++j) sel[j] += int32_t(base);
-    for (int64_t j = kt; j < topk; ++j) sel[j] = -1;
-  }
+  nn::Indexer ix;
+  ix.N = N, ix.HI = HI, ix.cI = cI, ix.NE = NE, ix.smax = smax;
+  ix.nvis = en.nvis.data(), ix.base = en.base.data(), ix.qI = s.qI, ix.lam = s.lam, ix.K = s.icmp.out;
+  nn::indexer_scores(ix, scores);
+  nn::indexer_select(ix, scores, topk, s.sel);
   // The entries the KL loss (and the main attention) use: the top-k, or every visible entry in the dense
   // warm-up.
   const bool dense = cfg.indexer_dense_warmup;
-  const int64_t kstride = dense ? smax : topk;
-  const int32_t* kl_sel = s.sel;
+  nn::IndexerKL kl;
+  kl.H = H, kl.hd = hd, kl.q = s.q, kl.Ce = s.cmp.out;
+  kl.kstride = dense ? smax : topk;
+  kl.sel = s.sel;
   if (dense) {
     int32_t* all = c.arena.ints(N * smax);
-    for (int64_t i = 0; i < N; ++i)
-      for (int64_t e = 0; e < smax; ++e) all[i * smax + e] = e < en.nvis[size_t(i)] ? int32_t(en.base[size_t(i)] + e) : -1;
-    kl_sel = all;
+    nn::indexer_dense_sel(ix, all);
+    kl.sel = all;
   }
-
   // KL(p || softmax(I at top-k)); p from the detached main q and compressed entries (no window, no sink).
-  const double coeff = cfg.indexer_loss_coeff / double(seq.B * seq.T);
-  const float eps = 1e-10f, inv_sqrt_c = float(1.0 / std::sqrt(double(hd)));
-  float* dqI = c.arena.zeros(N * HI * cI);
-  float* dlam = c.arena.zeros(N * HI);
-  float* dK_all = c.arena.zeros(int64_t(c.nthreads) * std::max<int64_t>(1, NE * cI));
-  // Same bits for the same thread count (exact resume): per-thread partials (loss, dK) over a static
-  // round-robin split of the rows, summed in thread order.
-  std::vector<double> loss_part(static_cast<size_t>(c.nthreads), 0.0);
-  const float* Ce = s.cmp.out;
-#pragma omp parallel
-  {
-    double& loss = loss_part[size_t(omp_get_thread_num())];
-    float* dK = dK_all + int64_t(omp_get_thread_num()) * std::max<int64_t>(1, NE * cI);
-    std::vector<float> Pt(static_cast<size_t>(smax)), lg(static_cast<size_t>(smax));
-    std::vector<float> pv(static_cast<size_t>(kstride)), piv(static_cast<size_t>(kstride)),
-        gpiv(static_cast<size_t>(kstride));
-    float* p = pv.data();
-    float* pi = piv.data();
-    float* gpi = gpiv.data();
-#pragma omp for schedule(static, 8)
-    for (int64_t i = 0; i < N; ++i) {
-      const int64_t nv = en.nvis[size_t(i)], base = en.base[size_t(i)];
-      if (nv == 0) continue;
-      const int64_t kt = dense ? nv : std::min(topk, nv);
-      std::fill(Pt.begin(), Pt.begin() + nv, 0.0f);
-      for (int64_t h = 0; h < H; ++h) {
-        const float* q = s.q + (i * H + h) * hd;
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t e = 0; e < nv; ++e) {
-          const float* k = Ce + (base + e) * hd;
-          lg[size_t(e)] = dot(q, k, hd) * inv_sqrt_c;
-          mx = std::max(mx, lg[size_t(e)]);
-        }
-        float sum = 0;
-        for (int64_t e = 0; e < nv; ++e) sum += (lg[size_t(e)] = std::exp(lg[size_t(e)] - mx));
-        for (int64_t e = 0; e < nv; ++e) Pt[size_t(e)] += lg[size_t(e)] / sum;
-      }
-      const int32_t* sel = kl_sel + i * kstride;
-      const float* I = scores + i * smax;
-      float psum = 0, mx = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < kt; ++j) {
-        psum += Pt[size_t(sel[j] - base)];
-        mx = std::max(mx, I[sel[j] - base]);
-      }
-      float zsum = 0;
-      for (int64_t j = 0; j < kt; ++j) zsum += std::exp(I[sel[j] - base] - mx);
-      double kl = 0;
-      float dot_pg = 0;
-      for (int64_t j = 0; j < kt; ++j) {
-        p[j] = Pt[size_t(sel[j] - base)] / psum;
-        pi[j] = std::exp(I[sel[j] - base] - mx) / zsum;
-        kl += double(p[j] + eps) * (std::log(double(p[j] + eps)) - std::log(double(pi[j] + eps)));
-        gpi[j] = -float(coeff) * (p[j] + eps) / (pi[j] + eps);
-        dot_pg += pi[j] * gpi[j];
-      }
-      loss += kl;
-      for (int64_t j = 0; j < kt; ++j) {
-        const float dI = pi[j] * (gpi[j] - dot_pg);
-        const int64_t e = sel[j];
-        const float* k = K + e * cI;
-        float* dk = dK + e * cI;
-        for (int64_t h = 0; h < HI; ++h) {
-          const float* q = s.qI + (i * HI + h) * cI;
-          const float qk = dot(q, k, cI);
-          if (qk <= 0) continue;
-          dlam[i * HI + h] += dI * qk;
-          const float dd = dI * s.lam[i * HI + h];
-          float* dq = dqI + (i * HI + h) * cI;
-          for (int64_t t = 0; t < cI; ++t) {
-            dq[t] += dd * k[t];
-            dk[t] += dd * q[t];
-          }
-        }
-      }
-    }
-  }
-  double loss = 0;
-  for (double v : loss_part) loss += v;
-  if (!c.training) return loss * coeff;  // inference: the loss value only
-  float* dK = dK_all;
-  for (int th = 1; th < c.nthreads; ++th) {
-    const float* o = dK_all + int64_t(th) * std::max<int64_t>(1, NE * cI);
-    for (int64_t j = 0; j < NE * cI; ++j) dK[j] += o[j];
-  }
+  kl.coeff = cfg.indexer_loss_coeff / double(seq.B * seq.T);
+  float* dqI = c.arena.floats(N * HI * cI);
+  float* dlam = c.arena.floats(N * HI);
+  float* dK = nullptr;
+  const double loss = nn::indexer_kl(ix, kl, scores, dqI, dlam, &dK, c.arena, c.nthreads, c.training);
+  if (!c.training) return loss;  // inference: the loss value only
   for (int64_t i = 0; i < N * HI; ++i) dlam[i] *= lam_scale;
   nn::linear_backward(xa, c.p(b.iwp), dlam, nullptr, c.g(b.iwp), N, HI, d, false, nullptr, s.xa16);
   nn::rope_apply(dqI, N, HI, cI, seq.pos.data(), c.rope_b, true);
   nn::linear_backward(s.cq, c.p(b.iwq_b), dqI, nullptr, c.g(b.iwq_b), N, HI * cI, qr);
   compressor_backward(c, seq, en, b.icmp, c.rope_b, s.icmp, dK, nullptr);
-  return loss * coeff;
+  return loss;
 }
 
 // Each query's first window key: its document's start or the window's, whichever is later.
