@@ -71,8 +71,8 @@ __global__ void embedding_forward_kernel(const T* __restrict__ embed, const int3
 // ---------------------------------------------------------------- embedding backward
 // One thread per (distinct id u = blockIdx.x, column j): acc starts as gE's value and takes, one addition at a time,
 // dX[(p n + k) dv + j] for the id's positions p in list order and k < n: the CPU's sequence of additions. NS > 0: n
-// known at compile time, and four positions' loads issued before their additions (independent loads in flight; the
-// additions keep their order). NS == 0: any n, one load at a time.
+// known at compile time, and the loads of 16 / NS positions (16 values) issued before their additions (independent
+// loads in flight for a frequent id's long list; the additions keep their order). NS == 0: any n, one at a time.
 template <class T, int NS>
 __global__ void embedding_backward_kernel(const int32_t* __restrict__ ids, const int32_t* __restrict__ offsets,
                                           const int32_t* __restrict__ positions, const T* __restrict__ dX, int64_t n,
@@ -86,7 +86,7 @@ __global__ void embedding_backward_kernel(const int32_t* __restrict__ ids, const
   const int64_t row = (NS > 0 ? NS : n) * dv;  // floats (units of T) per position
   int64_t q = beg;
   if constexpr (NS > 0) {
-    constexpr int kAhead = 4;
+    constexpr int kAhead = NS < 16 ? 16 / NS : 1;
     for (; q + kAhead <= end; q += kAhead) {
       T v[kAhead][NS];
 #pragma unroll

@@ -1,8 +1,8 @@
 // The GPU model's glue (cuda/model_glue.hpp) against model/model.cpp's loops, bitwise (glue_cases.hpp): the tiny
 // preset's streams and width (n 4, d 256, V 8192) and odd ones (d not a multiple of 4: the scalar path; pointers
 // off the 16-byte boundary: the scalar path at a width that would take the vector one), skewed tokens (one id with
-// ~40 % of the positions: a long list, more than the kernel's four positions in flight), a single row, a single
-// stream. gpu-labelled: skipped with the reason without a device.
+// ~40 % of the positions: a list longer than the 16 / n positions the kernel loads ahead, and a tail), a single
+// row, a single stream. gpu-labelled: skipped with the reason without a device.
 #include <gtest/gtest.h>
 
 #include "glue_cases.hpp"
