@@ -20,54 +20,6 @@ namespace {
 constexpr double kU = 1.0 / 16777216.0;  // 2^-24, fp32 unit roundoff
 constexpr double kEps = double(1e-10f);  // the KL's eps
 
-struct Batch {
-  int64_t N = 0, HI = 0, cI = 0, NE = 0, smax = 1, H = 0, hd = 0;
-  std::vector<int32_t> nvis, base;
-  std::vector<float> qI, lam, K, q, Ce;
-  nn::Indexer host(int64_t queries) const {  // the first `queries` queries
-    nn::Indexer x;
-    x.N = queries, x.HI = HI, x.cI = cI, x.NE = NE, x.smax = smax;
-    x.nvis = nvis.data(), x.base = base.data(), x.qI = qI.data(), x.lam = lam.data(), x.K = K.data();
-    return x;
-  }
-};
-
-// The entry grid of ratio 4 restarting per document (model::detail::Seq::build): a token at document position p sees
-// floor((p + 1) / 4) entries, its document's first at base.
-Batch make_batch(const std::vector<int64_t>& doc_lens, int64_t HI, int64_t cI, int64_t H, int64_t hd,
-                 IndexerInputs inputs) {
-  Rng rng(900 + uint64_t(HI * 3 + cI * 5 + H * 7 + hd * 11) + uint64_t(inputs) * 13 + uint64_t(doc_lens.size()));
-  Batch b;
-  b.HI = HI, b.cI = cI, b.H = H, b.hd = hd;
-  std::vector<int64_t> doc_first;  // each document's first entry
-  for (int64_t len : doc_lens) {
-    doc_first.push_back(b.NE);
-    for (int64_t t = 0; t < len; ++t) {
-      b.base.push_back(int32_t(b.NE));
-      b.nvis.push_back(int32_t((t + 1) / 4));
-    }
-    b.NE += len / 4;
-  }
-  b.N = int64_t(b.nvis.size());
-  b.smax = std::max<int64_t>(1, *std::max_element(b.nvis.begin(), b.nvis.end()));
-  b.qI = randn(rng, size_t(b.N * HI * cI), 1.0 / std::sqrt(double(cI)));
-  b.lam = randn(rng, size_t(b.N * HI), 1.0);
-  b.K = randn(rng, size_t(std::max<int64_t>(1, b.NE * cI)));
-  b.q = randn(rng, size_t(b.N * H * hd), 1.5);  // main logits of spread ~1.5: Pt neither flat nor one-hot
-  b.Ce = randn(rng, size_t(std::max<int64_t>(1, b.NE * hd)));
-  if (inputs == IndexerInputs::dead_heads) {
-    for (int64_t i = 0; i < b.N; ++i)
-      for (int64_t hh = 1; hh < HI; hh += 2)
-        std::fill_n(b.qI.begin() + (i * HI + hh) * cI, cI, 0.0f);
-    for (size_t x = 0; x < b.lam.size(); x += 3) b.lam[x] = -std::fabs(b.lam[x]);
-  } else if (inputs == IndexerInputs::ties) {
-    for (size_t d = 0; d < doc_lens.size(); ++d)
-      for (int64_t e = 1; e < doc_lens[d] / 4; e += 2)
-        std::copy_n(b.K.begin() + (doc_first[d] + e - 1) * cI, cI, b.K.begin() + (doc_first[d] + e) * cI);
-  }
-  return b;
-}
-
 Compare bitwise(const std::string& what, const void* a, const void* b, size_t n, size_t elem) {
   Compare c;
   c.what = what + " again (bitwise)";
@@ -102,68 +54,60 @@ double dot_abs(const float* a, const float* b, int64_t n) {
 }
 }  // namespace
 
-OpReport check_indexer(Harness& h, const std::vector<int64_t>& doc_lens, int64_t HI, int64_t cI, int64_t H,
-                       int64_t hd, int64_t topk, bool dense, IndexerInputs inputs, int64_t ref_queries) {
-  static const char* input_names[] = {"random", "dead-heads", "ties"};
-  OpReport rep;
-  rep.op = "indexer";
-  const Batch b = make_batch(doc_lens, HI, cI, H, hd, inputs);
-  const int64_t N = b.N, NE = b.NE, smax = b.smax, ks = dense ? smax : topk;
-  rep.shape = "N=" + std::to_string(N) + " HI=" + std::to_string(HI) + " cI=" + std::to_string(cI) +
-              " H=" + std::to_string(H) + " hd=" + std::to_string(hd) + " NE=" + std::to_string(NE) +
-              " smax=" + std::to_string(smax) + (dense ? " dense" : " topk=" + std::to_string(topk)) +
-              " docs=" + std::to_string(doc_lens.size()) + " inputs=" + input_names[int(inputs)];
-  const int64_t Nq = ref_queries > 0 ? std::min(ref_queries, N) : N;
+nn::Indexer IndexerBatch::host(int64_t queries) const {
+  nn::Indexer x;
+  x.N = queries, x.HI = HI, x.cI = cI, x.NE = NE, x.smax = smax;
+  x.nvis = nvis.data(), x.base = base.data(), x.qI = qI.data(), x.lam = lam.data(), x.K = K.data();
+  return x;
+}
+
+
+// The entry grid of ratio 4 restarting per document (model::detail::Seq::build): a token at document position p sees
+// floor((p + 1) / 4) entries, its document's first at base.
+IndexerBatch make_indexer_batch(const std::vector<int64_t>& doc_lens, int64_t HI, int64_t cI, int64_t H, int64_t hd,
+                 IndexerInputs inputs) {
+  Rng rng(900 + uint64_t(HI * 3 + cI * 5 + H * 7 + hd * 11) + uint64_t(inputs) * 13 + uint64_t(doc_lens.size()));
+  IndexerBatch b;
+  b.HI = HI, b.cI = cI, b.H = H, b.hd = hd;
+  std::vector<int64_t> doc_first;  // each document's first entry
+  for (int64_t len : doc_lens) {
+    doc_first.push_back(b.NE);
+    for (int64_t t = 0; t < len; ++t) {
+      b.base.push_back(int32_t(b.NE));
+      b.nvis.push_back(int32_t((t + 1) / 4));
+    }
+    b.NE += len / 4;
+  }
+  b.N = int64_t(b.nvis.size());
+  b.smax = std::max<int64_t>(1, *std::max_element(b.nvis.begin(), b.nvis.end()));
+  b.qI = randn(rng, size_t(b.N * HI * cI), 1.0 / std::sqrt(double(cI)));
+  b.lam = randn(rng, size_t(b.N * HI), 1.0);
+  b.K = randn(rng, size_t(std::max<int64_t>(1, b.NE * cI)));
+  b.q = randn(rng, size_t(b.N * H * hd), 1.5);  // main logits of spread ~1.5: Pt neither flat nor one-hot
+  b.Ce = randn(rng, size_t(std::max<int64_t>(1, b.NE * hd)));
+  if (inputs == IndexerInputs::dead_heads) {
+    for (int64_t i = 0; i < b.N; ++i)
+      for (int64_t hh = 1; hh < HI; hh += 2)
+        std::fill_n(b.qI.begin() + (i * HI + hh) * cI, cI, 0.0f);
+    for (size_t x = 0; x < b.lam.size(); x += 3) b.lam[x] = -std::fabs(b.lam[x]);
+  } else if (inputs == IndexerInputs::ties) {
+    for (size_t d = 0; d < doc_lens.size(); ++d)
+      for (int64_t e = 1; e < doc_lens[d] / 4; e += 2)
+        std::copy_n(b.K.begin() + (doc_first[d] + e - 1) * cI, cI, b.K.begin() + (doc_first[d] + e) * cI);
+  }
+  return b;
+}
+
+std::vector<Compare> compare_indexer(const IndexerBatch& b, const IndexerOutputs& o, int64_t ks, bool dense,
+                                     double coeff, int64_t Nq) {
+  std::vector<Compare> out;
+  const int64_t N = b.N, NE = b.NE, smax = b.smax, HI = b.HI, cI = b.cI, H = b.H, hd = b.hd;
   const bool full = Nq == N;
-  const double coeff = 0.3 / double(N);  // the model's indexer_loss_coeff / (B T) scale
-
-  DeviceBuffer gnvis = h.upload(b.nvis), gbase = h.upload(b.base), gqI = h.upload(b.qI), glam = h.upload(b.lam),
-               gK = h.upload(b.K), gq = h.upload(b.q), gCe = h.upload(b.Ce);
-  DeviceBuffer gscores(size_t(N * smax) * 4), gsel(size_t(std::max<int64_t>(1, N * ks)) * 4),
-      gloss(size_t(N) * 8), gdqI(size_t(N * HI * cI) * 4), gdlam(size_t(N * HI) * 4),
-      gdK(static_cast<size_t>(std::max<int64_t>(1, NE * cI)) * 4);
-  DeviceIndexer ix;
-  ix.N = N, ix.HI = HI, ix.cI = cI, ix.NE = NE, ix.smax = smax;
-  ix.nvis = gnvis.as<int32_t>(), ix.base = gbase.as<int32_t>(), ix.qI = gqI.as<float>(), ix.lam = glam.as<float>();
-  ix.K = gK.as<float>();
-  DeviceIndexerKL kl;
-  kl.H = H, kl.hd = hd, kl.q = gq.as<float>(), kl.Ce = gCe.as<float>(), kl.sel = gsel.as<int32_t>(), kl.kstride = ks;
-  kl.coeff = coeff;
-  const size_t need = indexer_kl_scratch_bytes(ix, kl);
-  std::unique_ptr<DeviceArena> own;
-  if (h.scratch().capacity() - h.scratch().used_bytes() < need + DeviceArena::kAlign)
-    own = std::make_unique<DeviceArena>(need + DeviceArena::kAlign, "indexer check scratch");
-  DeviceArena& scratch = own ? *own : h.scratch();
-  // every output NaN first (the scores past nvis stay NaN: topk_rows must not read them)
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto nan_fill = [&] {
-    h.stream().synchronize();
-    const std::vector<float> ns(static_cast<size_t>(N * smax), nan), nq(static_cast<size_t>(N * HI * cI), nan), nl(static_cast<size_t>(N * HI), nan),
-        nk(static_cast<size_t>(std::max<int64_t>(1, NE * cI)), nan);
-    const std::vector<double> nr(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
-    const std::vector<int32_t> nsel(static_cast<size_t>(std::max<int64_t>(1, N * ks)), -7);
-    gscores.upload(ns.data(), ns.size() * 4), gdqI.upload(nq.data(), nq.size() * 4);
-    gdlam.upload(nl.data(), nl.size() * 4), gdK.upload(nk.data(), nk.size() * 4);
-    gloss.upload(nr.data(), nr.size() * 8), gsel.upload(nsel.data(), nsel.size() * 4);
-  };
-  auto run = [&] {
-    indexer_scores(ix, gscores.as<float>(), h.stream());
-    if (dense)
-      indexer_dense_sel(ix, gsel.as<int32_t>(), h.stream());
-    else
-      topk_rows(gscores.as<float>(), N, smax, smax, gnvis.as<int32_t>(), gbase.as<int32_t>(), topk,
-                gsel.as<int32_t>(), h.stream());
-    indexer_kl(ix, kl, gscores.as<float>(), gloss.as<double>(), gdqI.as<float>(), gdlam.as<float>(),
-               gdK.as<float>(), scratch, h.stream());
-  };
-  nan_fill();
-  run();
-  const std::vector<float> scores = h.download<float>(gscores, size_t(N * smax));
-  const std::vector<int32_t> sel = h.download<int32_t>(gsel, size_t(std::max<int64_t>(1, N * ks)));
-  const std::vector<double> row_loss = h.download<double>(gloss, size_t(N));
-  const std::vector<float> dqI = h.download<float>(gdqI, size_t(N * HI * cI)), dlam = h.download<float>(gdlam, size_t(N * HI));
-  const std::vector<float> dK = h.download<float>(gdK, size_t(std::max<int64_t>(1, NE * cI)));
-
+  const std::vector<float>& scores = o.scores;
+  const std::vector<int32_t>& sel = o.sel;
+  const std::vector<double>& row_loss = o.row_loss;
+  const std::vector<float>&dqI = o.dqI, &dlam = o.dlam, &dK = o.dK;
   // Scores. The device's dot: 32 strided lane partials of <= ceil(cI / 32) terms, then a 5-level tree; the head
   // sum HI terms in order: |error| <= (cI + HI + 2) u Σ_h |lam_h| Σ_t |q_t k_t| (γ_n with n the longest chain, cI
   // covering the dot's); ×2.
@@ -185,7 +129,7 @@ OpReport check_indexer(Harness& h, const std::vector<int64_t>& doc_lens, int64_t
       ref_s.push_back(rscores[size_t(i * smax + e)]);
       bnd_s.push_back(bound);
     }
-  rep.checks.push_back(compare_bound("scores (e < nvis)", got_s, ref_s, bnd_s));
+  out.push_back(compare_bound("scores (e < nvis)", got_s, ref_s, bnd_s));
 
   // The selection: nn::topk_lower_index on the device's own scores, exactly (top-k) / every visible entry (dense).
   {
@@ -200,7 +144,7 @@ OpReport check_indexer(Harness& h, const std::vector<int64_t>& doc_lens, int64_t
         for (int64_t j = 0; j < kt; ++j) w[j] += b.base[size_t(i)];
       }
     }
-    rep.checks.push_back(equal_ints(dense ? "dense lists" : "top-k of the device scores",
+    out.push_back(equal_ints(dense ? "dense lists" : "top-k of the device scores",
                                     std::vector<int32_t>(sel.begin(), sel.begin() + long(N * ks)), want));
   }
 
@@ -324,11 +268,6 @@ OpReport check_indexer(Harness& h, const std::vector<int64_t>& doc_lens, int64_t
   double dev_loss = 0;  // the prefix's rows, in row order (sum_row_losses' order), times coeff
   for (int64_t i = 0; i < Nq; ++i) dev_loss += row_loss[size_t(i)];
   dev_loss *= coeff;
-  if (full) {
-    const double host_sum = coeff * sum_row_losses(gloss.as<double>(), N, h.stream());
-    rep.checks.push_back(compare_bound("loss (sum_row_losses)", {float(host_sum)}, {float(rloss)},
-                                       {2.0 * coeff * bloss + 2.0 * kU * std::fabs(rloss) + 1e-30}));
-  }
   // the loss in double: compared in double (the float copies above only carry it to the report)
   {
     Compare c;
@@ -338,12 +277,84 @@ OpReport check_indexer(Harness& h, const std::vector<int64_t>& doc_lens, int64_t
     c.max_abs = std::fabs(dev_loss - rloss);
     c.worst_ratio = c.max_abs / allowed;
     c.bad = c.max_abs <= allowed ? 0 : 1;
-    rep.checks.push_back(c);
+    out.push_back(c);
   }
-  rep.checks.push_back(compare_bound("dqI", std::vector<float>(dqI.begin(), dqI.begin() + long(rdqI.size())), rdqI, bdqI));
-  rep.checks.push_back(compare_bound("dlam", std::vector<float>(dlam.begin(), dlam.begin() + long(rdlam.size())), rdlam, bdlam));
-  if (full && NE > 0) rep.checks.push_back(compare_bound("dK (unselected entries exactly 0)", dK, rdK, bdK));
+  out.push_back(compare_bound("dqI", std::vector<float>(dqI.begin(), dqI.begin() + long(rdqI.size())), rdqI, bdqI));
+  out.push_back(compare_bound("dlam", std::vector<float>(dlam.begin(), dlam.begin() + long(rdlam.size())), rdlam, bdlam));
+  if (full && NE > 0) out.push_back(compare_bound("dK (unselected entries exactly 0)", dK, rdK, bdK));
 
+  return out;
+}
+
+OpReport check_indexer(Harness& h, const std::vector<int64_t>& doc_lens, int64_t HI, int64_t cI, int64_t H,
+                       int64_t hd, int64_t topk, bool dense, IndexerInputs inputs, int64_t ref_queries) {
+  static const char* input_names[] = {"random", "dead-heads", "ties"};
+  OpReport rep;
+  rep.op = "indexer";
+  const IndexerBatch b = make_indexer_batch(doc_lens, HI, cI, H, hd, inputs);
+  const int64_t N = b.N, NE = b.NE, smax = b.smax, ks = dense ? smax : topk;
+  rep.shape = "N=" + std::to_string(N) + " HI=" + std::to_string(HI) + " cI=" + std::to_string(cI) +
+              " H=" + std::to_string(H) + " hd=" + std::to_string(hd) + " NE=" + std::to_string(NE) +
+              " smax=" + std::to_string(smax) + (dense ? " dense" : " topk=" + std::to_string(topk)) +
+              " docs=" + std::to_string(doc_lens.size()) + " inputs=" + input_names[int(inputs)];
+  const int64_t Nq = ref_queries > 0 ? std::min(ref_queries, N) : N;
+  const double coeff = 0.3 / double(N);  // the model's indexer_loss_coeff / (B T) scale
+
+  DeviceBuffer gnvis = h.upload(b.nvis), gbase = h.upload(b.base), gqI = h.upload(b.qI), glam = h.upload(b.lam),
+               gK = h.upload(b.K), gq = h.upload(b.q), gCe = h.upload(b.Ce);
+  DeviceBuffer gscores(size_t(N * smax) * 4), gsel(size_t(std::max<int64_t>(1, N * ks)) * 4),
+      gloss(size_t(N) * 8), gdqI(size_t(N * HI * cI) * 4), gdlam(size_t(N * HI) * 4),
+      gdK(static_cast<size_t>(std::max<int64_t>(1, NE * cI)) * 4);
+  DeviceIndexer ix;
+  ix.N = N, ix.HI = HI, ix.cI = cI, ix.NE = NE, ix.smax = smax;
+  ix.nvis = gnvis.as<int32_t>(), ix.base = gbase.as<int32_t>(), ix.qI = gqI.as<float>(), ix.lam = glam.as<float>();
+  ix.K = gK.as<float>();
+  DeviceIndexerKL kl;
+  kl.H = H, kl.hd = hd, kl.q = gq.as<float>(), kl.Ce = gCe.as<float>(), kl.sel = gsel.as<int32_t>(), kl.kstride = ks;
+  kl.coeff = coeff;
+  const size_t need = indexer_kl_scratch_bytes(ix, kl);
+  std::unique_ptr<DeviceArena> own;
+  if (h.scratch().capacity() - h.scratch().used_bytes() < need + DeviceArena::kAlign)
+    own = std::make_unique<DeviceArena>(need + DeviceArena::kAlign, "indexer check scratch");
+  DeviceArena& scratch = own ? *own : h.scratch();
+  // every output NaN first (the scores past nvis stay NaN: topk_rows must not read them)
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto nan_fill = [&] {
+    h.stream().synchronize();
+    const std::vector<float> ns(static_cast<size_t>(N * smax), nan), nq(static_cast<size_t>(N * HI * cI), nan),
+        nl(static_cast<size_t>(N * HI), nan), nk(static_cast<size_t>(std::max<int64_t>(1, NE * cI)), nan);
+    const std::vector<double> nr(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
+    const std::vector<int32_t> nsel(static_cast<size_t>(std::max<int64_t>(1, N * ks)), -7);
+    gscores.upload(ns.data(), ns.size() * 4), gdqI.upload(nq.data(), nq.size() * 4);
+    gdlam.upload(nl.data(), nl.size() * 4), gdK.upload(nk.data(), nk.size() * 4);
+    gloss.upload(nr.data(), nr.size() * 8), gsel.upload(nsel.data(), nsel.size() * 4);
+  };
+  auto run = [&] {
+    indexer_scores(ix, gscores.as<float>(), h.stream());
+    if (dense)
+      indexer_dense_sel(ix, gsel.as<int32_t>(), h.stream());
+    else
+      topk_rows(gscores.as<float>(), N, smax, smax, gnvis.as<int32_t>(), gbase.as<int32_t>(), topk,
+                gsel.as<int32_t>(), h.stream());
+    indexer_kl(ix, kl, gscores.as<float>(), gloss.as<double>(), gdqI.as<float>(), gdlam.as<float>(),
+               gdK.as<float>(), scratch, h.stream());
+  };
+  nan_fill();
+  run();
+  const std::vector<float> scores = h.download<float>(gscores, size_t(N * smax));
+  const std::vector<int32_t> sel = h.download<int32_t>(gsel, size_t(std::max<int64_t>(1, N * ks)));
+  const std::vector<double> row_loss = h.download<double>(gloss, size_t(N));
+  const std::vector<float> dqI = h.download<float>(gdqI, size_t(N * HI * cI)), dlam = h.download<float>(gdlam, size_t(N * HI));
+  const std::vector<float> dK = h.download<float>(gdK, size_t(std::max<int64_t>(1, NE * cI)));
+
+  const IndexerOutputs got{scores, sel, row_loss, dqI, dlam, dK};
+  for (Compare& c : compare_indexer(b, got, ks, dense, coeff, Nq)) rep.checks.push_back(std::move(c));
+  {  // sum_row_losses: the rows summed in row order on the host
+    double rows = 0;
+    for (double v : row_loss) rows += v;
+    const double host_sum = sum_row_losses(gloss.as<double>(), N, h.stream());
+    rep.checks.push_back(bitwise("sum_row_losses vs the row-order sum", &host_sum, &rows, 1, 8));
+  }
   // a second call: the same bits everywhere (no atomics; fixed orders)
   nan_fill();
   run();
