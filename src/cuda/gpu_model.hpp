@@ -1,0 +1,86 @@
+// trex::cuda::Model: the DeepSeek-V4-style model on one CUDA device, beside the CPU model::Model (llm.c's
+// train_gpt2.cu beside train_gpt2.c; docs/cuda.md says why). It shares with the CPU model what must be shared —
+// the ModelConfig, the parameter table (names, shapes, offsets: the device parameter buffer is the host ParamStore's
+// flat buffer copied as it is, so checkpoints written from either device load on the other), the packed-sequence
+// geometry (detail::Seq::build, computed on the host and uploaded per batch) and the hash tables — and owns its
+// forward and backward, one stream, the kernels of src/cuda/. The CPU model is its oracle
+// (tests/cuda/gpu/model_test.cpp: losses and every gradient of the same step on the same parameters).
+//
+// Memory: parameters, gradients and (bf16 products) a bf16 copy of every parameter are allocated once at
+// construction; the activations of a step live in one DeviceArena of fixed capacity (ModelOptions), reset at the
+// start of every forward. One process, one device, the whole model (no sharding yet). CUDA builds only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "cuda/blas.hpp"
+#include "model/config.hpp"
+#include "model/model.hpp"
+#include "model/params.hpp"
+
+namespace trex::cuda {
+
+struct ModelOptions {
+  // Matrix products: fp32 operands, or bf16 operands rounded as nn::float_to_bf16 (the CPU's --matmul bf16
+  // recipe; fp32 accumulation either way).
+  GemmType matmul = GemmType::fp32;
+  // Capacity of the activation arena, allocated once; 0: 85 % of the device memory left free after the
+  // parameters, gradients and bf16 copies.
+  size_t activation_bytes = 0;
+};
+
+class Model {
+ public:
+  // Lays out the parameter table of cfg (one process, unsharded) and allocates the device buffers. Throws
+  // trex::Error when no CUDA device is usable (with the reason) or the memory does not suffice.
+  explicit Model(const model::ModelConfig& cfg, const ModelOptions& opt = {});
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const model::ModelConfig& config() const;
+  const ModelOptions& options() const;
+  // The host copy: the parameter table and the checkpoint buffer (model/checkpoint*.cpp read and write it).
+  model::ParamStore& host();
+
+  // Host -> device: the host copy's float and integer (hash table) parameters; the bf16 copies are refreshed and
+  // the gradients zeroed. Call after init or a checkpoint load into host().
+  void upload();
+  // Device -> host: the parameters into host().params(); the gradients into `grads` (host().table()'s layout).
+  void download();
+  void download_grads(std::span<float> grads) const;
+
+  void zero_grad();
+  // Forward + backward of one packed batch: gradients ACCUMULATED into the device gradient buffer (zero_grad
+  // first for a fresh step), the losses returned (model::Model's definitions and denominators).
+  model::Losses forward_backward(const model::Batch& batch);
+  // Forward only: the losses (evaluation).
+  model::Losses forward(const model::Batch& batch);
+
+  // Device buffers (host().table() offsets): fp32 parameters and gradients; the bf16 copies (null under fp32
+  // products), which the optimizer refreshes after updating a tensor (refresh_bf16 does all of them).
+  float* device_params();
+  float* device_grads();
+  uint16_t* device_params_bf16();
+  void refresh_bf16();
+  int64_t numel() const;
+
+  // Per MoE block (layers, then MTP blocks): the per-expert token counts of the last forward.
+  std::span<const int64_t> expert_load(int64_t block) const;
+  int64_t n_moe_blocks() const;
+  // Auxiliary-loss-free balancing, model::Model::update_gate_bias's rule on the last forward's loads (rate <= 0:
+  // cfg.bias_update_rate), applied to the device gate biases.
+  void update_gate_bias(double rate = -1);
+
+  size_t activation_capacity() const;
+  size_t activation_high_water() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trex::cuda
