@@ -13,6 +13,10 @@ if(TARGET trex_train)
 else()
   add_library(trex_cpu_optimizer STATIC ${PROJECT_SOURCE_DIR}/src/train/optimizer.cpp)
   target_link_libraries(trex_cpu_optimizer PUBLIC trex_nn trex_util)
+  if(TARGET trex_model)  # the optimizer's slots of a model (train_step.cpp), for the GPU model's checks
+    target_sources(trex_cpu_optimizer PRIVATE ${PROJECT_SOURCE_DIR}/src/train/train_step.cpp)
+    target_link_libraries(trex_cpu_optimizer PUBLIC trex_model)
+  endif()
   target_include_directories(trex_cpu_optimizer PUBLIC ${PROJECT_SOURCE_DIR}/src)
   set(trex_cpu_optimizer trex_cpu_optimizer)
 endif()
@@ -34,6 +38,19 @@ gtest_discover_tests(trex_cuda_gpu_tests
              ENVIRONMENT_MODIFICATION "OPENBLAS_NUM_THREADS=set:1"
              TIMEOUT 600)
 
+# The GPU model against the CPU model (model_parity.*): its gpu tests and the whole-step driver
+# trex_cuda_model_perf (parity curves, the 1B bench; scripts/gpu-check.sh).
+if(TARGET trex_cuda_model)
+  add_library(trex_cuda_model_check STATIC ${gpu_dir}/model_parity.cpp)
+  target_link_libraries(trex_cuda_model_check PUBLIC trex_cuda_model trex_cuda_op_check)
+  target_include_directories(trex_cuda_model_check PUBLIC ${gpu_dir})
+  target_sources(trex_cuda_gpu_tests PRIVATE ${gpu_dir}/model_test.cpp)
+  target_link_libraries(trex_cuda_gpu_tests PRIVATE trex_cuda_model_check)
+  add_executable(trex_cuda_model_perf ${gpu_dir}/model_perf.cpp)
+  target_link_libraries(trex_cuda_model_perf PRIVATE trex_cuda_model_check)
+  set_target_properties(trex_cuda_model_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+endif()
+
 add_executable(trex_cuda_op_perf ${gpu_dir}/op_perf.cpp)
 target_link_libraries(trex_cuda_op_perf PRIVATE trex_cuda_op_check)
 set_target_properties(trex_cuda_op_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
@@ -41,4 +58,7 @@ set_target_properties(trex_cuda_op_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PR
 # The harness's comparisons are tested without a device, in the module's ordinary test binary.
 if(TARGET trex_cuda_tests)  # (absent in the standalone cmake/gpu-check build)
   target_link_libraries(trex_cuda_tests PRIVATE trex_cuda_op_check)
+  if(TARGET trex_cuda_model_check)  # the GPU model's host side (tests/cuda/gpu_model_test.cpp)
+    target_link_libraries(trex_cuda_tests PRIVATE trex_cuda_model_check)
+  endif()
 endif()

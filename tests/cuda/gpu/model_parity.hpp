@@ -1,0 +1,55 @@
+// The GPU model against the CPU model (issue #24 point 6; docs/cuda.md's oracle levels 2 and 3): the same
+// parameters (the CPU model's initialisation copied into cuda::Model's host copy), the same packed batches
+// (seeded tokens, two documents per row), then
+//  - one step: the losses and every parameter's gradient of cuda::Model::forward_backward against
+//    model::Model::forward_backward's, and the expert loads of every MoE block (equal counts: the same routing);
+//  - a short training run: the loss curves of N optimizer steps (AdamW or Muon; the CPU's train::Optimizer, the
+//    device's DeviceOptimizer over the same slots, gate-bias updates after each step), and the same run resumed
+//    across devices halfway (parameters, optimizer state and step count moved as a checkpoint moves them).
+// The gtest (model_test.cpp) and the driver trex_cuda_model_parity (scripts/gpu-check.sh) call these. CUDA builds
+// with a device only (cuda::Model throws without one).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/blas.hpp"
+#include "model/config.hpp"
+#include "train/optimizer.hpp"
+
+namespace trex::cuda::check {
+
+// The bench's ~1B-parameter V4-style MoE preset (issue #24 point 9; docs/cuda.md gives its shape).
+model::ModelConfig bench_1b_config();
+
+struct StepParity {
+  double ce_cpu = 0, ce_gpu = 0, mtp_cpu = 0, mtp_gpu = 0, bal_cpu = 0, bal_gpu = 0, idx_cpu = 0, idx_gpu = 0;
+  double worst_loss_rel = 0;          // max over the four losses of |gpu - cpu| / max(|cpu|, 1e-6)
+  double worst_grad_rel = 0;          // max over tensors of ||g_gpu - g_cpu|| / max(||g_cpu||, 1e-30)
+  std::string worst_grad_tensor;
+  int64_t tensors = 0, tensors_over = 0;  // tensors compared; over the gradient bound
+  int64_t load_mismatches = 0;        // MoE blocks whose expert counts differ
+  bool gpu_bitwise_rerun = false;     // a second GPU step gave the same losses and gradients bit for bit
+  double loss_bound = 0, grad_bound = 0;
+  bool ok() const;
+  std::string str() const;
+};
+
+// One step of `cfg` (fp32 or bf16 products on both sides: bf16 needs the CPU's AVX512_BF16, else trex::Error).
+StepParity compare_step(const model::ModelConfig& cfg, GemmType type, uint64_t seed, int64_t B, int64_t T);
+
+struct CurveParity {
+  std::vector<double> cpu, gpu;          // total loss per step
+  std::vector<double> cpu_resumed_from_gpu, gpu_resumed_from_cpu;  // steps [resume_at, steps) after the switch
+  int64_t resume_at = 0;
+  double worst_rel = 0, worst_resume_rel = 0, bound = 0;
+  double cpu_seconds = 0, gpu_seconds = 0;
+  bool ok() const;
+  std::string str() const;
+};
+
+// `steps` optimizer steps of micro-batches B x T at a constant learning rate, from seed's initialisation.
+CurveParity compare_training(const model::ModelConfig& cfg, GemmType type, train::OptimizerKind opt, int64_t steps,
+                             double lr, uint64_t seed, int64_t B, int64_t T);
+
+}  // namespace trex::cuda::check

@@ -1,0 +1,156 @@
+// trex_cuda_model_perf: the GPU model's whole-step checks and its benchmark (issue #24 points 6 and 9), the
+// driver scripts/gpu-check.sh runs.
+//   --parity  the tiny preset against the CPU model (model_parity.hpp): one step fp32 (and bf16 where the CPU has
+//             AVX512_BF16), 20 AdamW steps fp32 with a resume across devices at step 10
+//   --bench   the ~1B V4-style MoE preset below in bf16 on one GPU: forward + backward + AdamW per step, tokens/s,
+//             model TFLOP/s by the CPU report's formula (model_info.hpp flops_per_token: train = 3 x forward,
+//             forward = 2 N_mm + attention + indexer, MTP included) and MFU against 989 TFLOP/s (H100/H200 dense
+//             bf16) and against 790 (the measured GEMM peak, MACHINE.md §9)
+// --out FILE appends JSON lines. Exit: 0 every check passed, 1 a check failed, 3 no usable CUDA device.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include "cuda/device.hpp"
+#include "cuda/device_optimizer.hpp"
+#include "cuda/gpu_model.hpp"
+#include "cuda/stream.hpp"
+#include "model/model_info.hpp"
+#include "model_parity.hpp"
+#include "nn/gemm_bf16.hpp"
+#include "train/train_step.hpp"
+#include "util/rng.hpp"
+
+using namespace trex;
+using namespace trex::cuda;
+using namespace trex::cuda::check;
+
+namespace {
+
+struct Out {
+  std::string path;
+  void line(const std::string& json) const {
+    if (path.empty()) return;
+    std::ofstream f(path, std::ios::app);
+    f << json << "\n";
+  }
+};
+
+bool run_parity(const Out& out) {
+  bool ok = true;
+  const model::ModelConfig tiny = model::ModelConfig::preset("tiny");
+  auto step = [&](GemmType t, const char* name) {
+    const StepParity r = compare_step(tiny, t, 7, 2, 64);
+    std::printf("%s %s\n", name, r.str().c_str());
+    out.line(std::string("{\"check\":\"model_step\",\"matmul\":\"") + name + "\",\"ok\":" + (r.ok() ? "true" : "false") +
+             ",\"worst_loss_rel\":" + std::to_string(r.worst_loss_rel) + ",\"worst_grad_rel\":" +
+             std::to_string(r.worst_grad_rel) + "}");
+    ok = ok && r.ok();
+  };
+  step(GemmType::fp32, "fp32");
+  if (nn::bf16_matmul_supported())
+    step(GemmType::bf16, "bf16");
+  else
+    std::printf("bf16 step parity: not run (this CPU lacks AVX512_BF16, the CPU side of the comparison)\n");
+  const CurveParity c = compare_training(tiny, GemmType::fp32, train::OptimizerKind::AdamW, 20, 3e-3, 5, 2, 64);
+  std::printf("fp32 adamw 20 steps %s\n", c.str().c_str());
+  std::string js = "{\"check\":\"model_curve\",\"ok\":" + std::string(c.ok() ? "true" : "false") + ",\"cpu\":[";
+  for (size_t i = 0; i < c.cpu.size(); ++i) js += (i ? "," : "") + std::to_string(c.cpu[i]);
+  js += "],\"gpu\":[";
+  for (size_t i = 0; i < c.gpu.size(); ++i) js += (i ? "," : "") + std::to_string(c.gpu[i]);
+  js += "],\"worst_rel\":" + std::to_string(c.worst_rel) + ",\"worst_resume_rel\":" + std::to_string(c.worst_resume_rel) + "}";
+  out.line(js);
+  return ok && c.ok();
+}
+
+bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {
+  const model::ModelConfig cfg = bench_1b_config();
+  const model::ParamCounts pc = model::count_parameters(cfg);
+  const model::FlopsPerToken fl = model::flops_per_token(cfg, T, true);
+  std::printf("1B preset: %.3f B parameters (%.3f B with MTP), %.3f B active; %.2f GFLOP/token train at S = %lld\n",
+              double(pc.total) / 1e9, double(pc.total_with_mtp) / 1e9, double(pc.active) / 1e9, fl.train / 1e9,
+              (long long)T);
+  ModelOptions mo;
+  mo.matmul = GemmType::bf16;
+  Model gpu(cfg, mo);
+  {  // the CPU model's initialisation, written into the host copy without a second full CPU model in memory
+    model::Model init(cfg);
+    init.init(1);
+    std::copy(init.params().begin(), init.params().end(), gpu.host().params().begin());
+    std::copy(init.store().int_params().begin(), init.store().int_params().end(), gpu.host().int_params().begin());
+    train::TensorRanges ranges;
+    const auto slots = train::optimizer_slots(init, false, ranges);
+    gpu.upload();
+    DeviceOptimizer opt(slots, gpu.numel(), train::OptimizerConfig{}, GemmType::bf16);
+    Blas blas;
+    Stream stream;
+    Rng r(3);
+    std::vector<int32_t> tok(size_t(B * T));
+    using clock = std::chrono::steady_clock;
+    double seconds = 0, loss = 0;
+    const int warm = 2;
+    for (int s = 0; s < warm + steps; ++s) {
+      for (auto& t : tok) t = int32_t(r.uniform_int(0, cfg.vocab_size - 1));
+      const model::Batch b{B, T, tok.data(), nullptr, nullptr};
+      const auto t0 = clock::now();
+      gpu.zero_grad();
+      loss = gpu.forward_backward(b).total;
+      opt.step(blas, gpu.device_params(), gpu.device_grads(), 1e-4, 1.0f, gpu.device_params_bf16(), stream);
+      stream.synchronize();
+      gpu.update_gate_bias();
+      const auto t1 = clock::now();
+      if (s >= warm) seconds += std::chrono::duration<double>(t1 - t0).count();
+    }
+    const double tps = double(B * T * steps) / seconds;
+    const double tflops = tps * fl.train / 1e12;
+    std::printf("1B bench bf16: %lld x %lld tokens per step, %d steps: %.0f tokens/s, %.1f TFLOP/s model, MFU %.2f %% of "
+                "989, %.2f %% of 790; last loss %.4f; activations %.2f GiB high water of %.2f\n",
+                (long long)B, (long long)T, steps, tps, tflops, 100 * tflops / 989.0, 100 * tflops / 790.0, loss,
+                double(gpu.activation_high_water()) / double(1 << 30), double(gpu.activation_capacity()) / double(1 << 30));
+    out.line("{\"check\":\"bench_1b\",\"tokens_per_s\":" + std::to_string(tps) + ",\"tflops\":" + std::to_string(tflops) +
+             ",\"mfu_989\":" + std::to_string(tflops / 989.0) + ",\"mfu_790\":" + std::to_string(tflops / 790.0) +
+             ",\"loss\":" + std::to_string(loss) + "}");
+    return std::isfinite(loss);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Out out;
+  bool parity = false, bench = false;
+  int64_t B = 2, T = 4096;
+  int steps = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out.path = argv[++i];
+    else if (!std::strcmp(argv[i], "--parity")) parity = true;
+    else if (!std::strcmp(argv[i], "--bench")) bench = true;
+    else if (!std::strcmp(argv[i], "--batch") && i + 1 < argc) B = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seq") && i + 1 < argc) T = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: trex_cuda_model_perf [--parity] [--bench [--batch B] [--seq T] [--steps N]] [--out F]\n");
+      return 2;
+    }
+  }
+  if (!parity && !bench) parity = bench = true;
+  if (!available()) {
+    std::printf("SKIPPED: %s\n", availability().reason.c_str());
+    return 3;
+  }
+  std::printf("device: %s\n", availability().name.c_str());
+  bool ok = true;
+  try {
+    if (parity) ok = run_parity(out) && ok;
+    if (bench) ok = run_bench(out, B, T, steps) && ok;
+  } catch (const std::exception& e) {
+    std::printf("FAILED: %s\n", e.what());
+    return 1;
+  }
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,52 @@
+// gpu-labelled: the GPU model against the CPU model on the tiny preset (model_parity.hpp): one step's losses and
+// gradients, fp32 and bf16 products; 20 training steps' loss curves (AdamW, Muon) with a resume across devices.
+#include <gtest/gtest.h>
+
+#include "gpu_test.hpp"
+#include "model/config.hpp"
+#include "model_parity.hpp"
+#include "nn/gemm_bf16.hpp"
+
+using namespace trex;
+using namespace trex::cuda;
+using namespace trex::cuda::check;
+
+TEST(CudaModel, TinyStepMatchesTheCpuModelFp32) {
+  TREX_REQUIRE_GPU();
+  const StepParity r = compare_step(model::ModelConfig::preset("tiny"), GemmType::fp32, 7, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, TinyStepMatchesTheCpuModelBf16) {
+  TREX_REQUIRE_GPU();
+  if (!nn::bf16_matmul_supported()) GTEST_SKIP() << "this CPU lacks AVX512_BF16: no CPU bf16 products to compare with";
+  const StepParity r = compare_step(model::ModelConfig::preset("tiny"), GemmType::bf16, 7, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, TinyStepWithDenseIndexerWarmup) {
+  TREX_REQUIRE_GPU();
+  model::ModelConfig cfg = model::ModelConfig::preset("tiny");
+  cfg.indexer_dense_warmup = true;
+  const StepParity r = compare_step(cfg, GemmType::fp32, 11, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, TwentyAdamWStepsFollowTheCpuCurveAndResumeAcrossDevices) {
+  TREX_REQUIRE_GPU();
+  const CurveParity r =
+      compare_training(model::ModelConfig::preset("tiny"), GemmType::fp32, train::OptimizerKind::AdamW, 20, 3e-3, 5, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, TwentyMuonStepsFollowTheCpuCurve) {
+  TREX_REQUIRE_GPU();
+  const CurveParity r =
+      compare_training(model::ModelConfig::preset("tiny"), GemmType::fp32, train::OptimizerKind::Muon, 20, 2e-3, 5, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
