@@ -12,7 +12,10 @@
 
 #include "cuda/device.hpp"
 #include "attention_cases.hpp"
+#include "compressor_cases.hpp"
 #include "experts_cases.hpp"
+#include "hc_cases.hpp"
+#include "indexer_cases.hpp"
 #include "moe_route_cases.hpp"
 #include "op_cases.hpp"
 #include "optimizer_cases.hpp"
@@ -55,6 +58,9 @@ int main(int argc, char** argv) {
     reps.push_back(check_swiglu(h, tok * 2048, 10.0f));
     reps.push_back(check_xent(h, quick ? 256 : 2048, 129280, 1.0f / 2048));
     reps.push_back(check_sinkhorn(h, tok, 4, 20));  // mHC: one 4 x 4 matrix per token, 20 iterations
+    // mHC around its GEMMs and Sinkhorn, 4 streams of 4096 per token: hc_pre (rho + the bf16 copy, gates and y; the
+    // backward's gates, draw / coef / the gate-parameter sums, dX += coef X), hc_post forward + backward, the head
+    for (OpReport& r : check_hc_perf(h, tok)) reps.push_back(std::move(r));
     reps.push_back(check_topk(h, tok, tok / 4, 512, 0));  // the indexer: top-512 of a sequence's compressed entries
     // MoE: the router (Flash's 256 experts, k 6; a bias layer and a hash layer), the gather into expert order and
     // the combine at hidden 4096, the router backward with the balance term
@@ -73,6 +79,14 @@ int main(int argc, char** argv) {
     reps.push_back(check_sparse_attention(h, an, 64, 512, 128, AttnLists::subsets, 4, 512, {0}, 256));
     reps.push_back(check_sparse_attention(h, an, 64, 512, 128, AttnLists::all_visible, 128, 0, {0}, 256));
     reps.push_back(check_sparse_attention(h, an, 64, 512, 128, AttnLists::none, 0, 0, {0}, 256));
+    // compressor pooling (ape add + forward + backward + ape gradient): 8,192 tokens in three documents, CSA m 4
+    // (overlapping, cdim 512) and HCA m 128 (cdim 512)
+    const std::vector<OpReport> cmp = check_compressor_pool_perf(h, quick);
+    reps.insert(reps.end(), cmp.begin(), cmp.end());
+    // lightning indexer: scores, top-512 (topk_rows) and the KL forward + backward at HI 64 of 128, H 64 of 512, one
+    // document of tok tokens (ratio 4: up to tok / 4 entries); the reference on the first 256 queries (dK then only
+    // checked for bitwise reruns)
+    reps.push_back(check_indexer(h, {tok}, 64, 128, 64, 512, 512, false, IndexerInputs::random, 256));
     // optimizers: AdamW over a 4096 x 4096 matrix and its norm (bf16 copy written); Newton–Schulz and a Muon step
     // of a 1024 x 4096 matrix (the CPU oracle's dgemm twin takes about a second there)
     reps.push_back(check_adamw(h, quick ? 1024 : 4096, 4096, 1, true));
