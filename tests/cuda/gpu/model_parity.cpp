@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "cuda/device_optimizer.hpp"
 #include "cuda/gpu_model.hpp"
@@ -115,15 +116,15 @@ bool StepParity::ok() const {
 }
 
 std::string StepParity::str() const {
-  char buf[1024];
+  char buf[2048];
   std::snprintf(buf, sizeof buf,
                 "model step %s | ce cpu %.7f gpu %.7f, mtp %.7f / %.7f, balance %.3e / %.3e, indexer %.3e / %.3e | "
                 "worst loss rel %.2e (bound %.0e), worst grad rel %.2e in %s (bound %.0e; %lld of %lld tensors over), "
-                "load mismatches %lld, bitwise rerun %s",
+                "load mismatches %lld, bitwise rerun %s | worst tensors: %s",
                 ok() ? "ok" : "FAILED", ce_cpu, ce_gpu, mtp_cpu, mtp_gpu, bal_cpu, bal_gpu, idx_cpu, idx_gpu,
                 worst_loss_rel, loss_bound, worst_grad_rel, worst_grad_tensor.c_str(), grad_bound,
                 (long long)tensors_over, (long long)tensors, (long long)load_mismatches,
-                gpu_bitwise_rerun ? "yes" : "NO");
+                gpu_bitwise_rerun ? "yes" : "NO", worst_five.c_str());
   return buf;
 }
 
@@ -149,6 +150,7 @@ StepParity compare_step(const model::ModelConfig& cfg, GemmType type, uint64_t s
   r.worst_loss_rel = std::max({rel(lg.ce, lc.ce), rel(lg.mtp, lc.mtp), rel(lg.balance, lc.balance),
                                rel(lg.indexer, lc.indexer)});
   const auto gc = cpu.grads();
+  std::vector<std::pair<double, std::string>> errs;
   for (const auto& p : cpu.param_table()) {
     if (!p.trainable) continue;
     double diff = 0, norm = 0;
@@ -158,12 +160,19 @@ StepParity compare_step(const model::ModelConfig& cfg, GemmType type, uint64_t s
       norm += dc * dc;
     }
     const double e = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    errs.emplace_back(std::isnan(e) ? INFINITY : e, p.name);
     ++r.tensors;
     if (!(e <= r.grad_bound)) ++r.tensors_over;
     if (!(e <= r.worst_grad_rel)) {  // NaN lands here too
       r.worst_grad_rel = std::isnan(e) ? INFINITY : e;
       r.worst_grad_tensor = p.name;
     }
+  }
+  std::sort(errs.begin(), errs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; i < std::min<size_t>(5, errs.size()); ++i) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s%s %.2e", i ? ", " : "", errs[i].second.c_str(), errs[i].first);
+    r.worst_five += buf;
   }
   for (int64_t blk = 0; blk < cpu.n_moe_blocks(); ++blk) {
     const auto a = cpu.expert_load(blk), g = gpu.expert_load(blk);

@@ -27,6 +27,7 @@ struct StepParity {
   double worst_loss_rel = 0;          // max over the four losses of |gpu - cpu| / max(|cpu|, 1e-6)
   double worst_grad_rel = 0;          // max over tensors of ||g_gpu - g_cpu|| / max(||g_cpu||, 1e-30)
   std::string worst_grad_tensor;
+  std::string worst_five;             // the five largest relative gradient errors with their tensors (diagnosis)
   int64_t tensors = 0, tensors_over = 0;  // tensors compared; over the gradient bound
   int64_t load_mismatches = 0;        // MoE blocks whose expert counts differ
   bool gpu_bitwise_rerun = false;     // a second GPU step gave the same losses and gradients bit for bit
