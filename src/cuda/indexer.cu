@@ -30,6 +30,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/indexer.hpp"
+#include "cuda/inverse_lists.cuh"
 #include "cuda/reduce.cuh"
 #include "util/error.hpp"
 
@@ -41,7 +42,6 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kTile = 16;      // entries staged in shared memory at a time; entries per dK block
 constexpr int kAcc = int(kMaxIndexerRow / kThreads);  // dqI accumulators per thread
 constexpr int kGradThreads = 128;                      // dK blocks: 4 warps, threads over the cI columns
-constexpr int kPairRound = 32;                         // queries per round of the inverse-list passes
 constexpr size_t kMaxSmem = size_t(200) << 10;         // under the H200's 227 KB per block
 constexpr float kEps = 1e-10f;                         // nn::indexer_kl's eps
 
@@ -253,62 +253,15 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ------------------------------------------------------------------ dK over inverse lists
-// The pairs (query i, slot j) selecting an entry of tile t (kTile entries), queries in increasing order, a query's
-// slots in list order, as i * kstride + j. kFill false: count them (tile_count[t]); true: write them from
-// tile_start[t]. A round takes kPairRound queries, a warp per query, lanes over its slots.
-template <bool kFill>
-__global__ void __launch_bounds__(kThreads)
-    pairs_kernel(DeviceIndexer ix, DeviceIndexerKL kl, int32_t* __restrict__ tile_count,
-                 const int32_t* __restrict__ tile_start, int32_t* __restrict__ pairs) {
-  __shared__ int cnt_s[kPairRound];
-  const int64_t N = ix.N, ks = kl.kstride, c0 = int64_t(blockIdx.x) * kTile, c1 = c0 + kTile;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  int64_t base = kFill ? tile_start[blockIdx.x] : 0;
-  for (int64_t i0 = 0; i0 < N; i0 += kPairRound) {
-    for (int r = warp; r < kPairRound; r += kWarps) {
-      const int64_t i = i0 + r;
-      int cnt = 0;
-      if (i < N) {
-        const int64_t kt = min(ks, int64_t(ix.nvis[i]));
-        for (int64_t s0 = 0; s0 < kt; s0 += 32) {
-          const int64_t s = s0 + lane;
-          const int32_t c = s < kt ? kl.sel[i * ks + s] : -1;
-          cnt += __popc(__ballot_sync(0xffffffffu, c >= c0 && c < c1));
-        }
-      }
-      if (lane == 0) cnt_s[r] = cnt;
-    }
-    __syncthreads();
-    if (kFill) {
-      for (int r = warp; r < kPairRound; r += kWarps) {
-        const int64_t i = i0 + r;
-        if (i >= N) continue;
-        int64_t pos = base;
-        for (int rr = 0; rr < r; ++rr) pos += cnt_s[rr];
-        const int64_t kt = min(ks, int64_t(ix.nvis[i]));
-        for (int64_t s0 = 0; s0 < kt; s0 += 32) {
-          const int64_t s = s0 + lane;
-          const int32_t c = s < kt ? kl.sel[i * ks + s] : -1;
-          const bool in = c >= c0 && c < c1;
-          const unsigned ballot = __ballot_sync(0xffffffffu, in);
-          if (in) pairs[pos + __popc(ballot & ((1u << lane) - 1u))] = int32_t(i * ks + s);
-          pos += __popc(ballot);
-        }
-      }
-    }
-    for (int r = 0; r < kPairRound; ++r) base += cnt_s[r];
-    __syncthreads();  // cnt_s is rewritten by the next round
-  }
-  if (!kFill && threadIdx.x == 0) tile_count[blockIdx.x] = int32_t(base);
-}
-
-// tile_start[0] = 0, tile_start[t + 1] = tile_start[t] + tile_count[t]: one thread, in tile order
-__global__ void tile_scan_kernel(const int32_t* __restrict__ tile_count, int32_t* __restrict__ tile_start,
-                                 int64_t tiles) {
-  int32_t s = 0;
-  tile_start[0] = 0;
-  for (int64_t t = 0; t < tiles; ++t) tile_start[t + 1] = (s += tile_count[t]);
-}
+// The pairs (query i, slot j) selecting an entry of tile t (kTile entries), as i * kstride + j (inverse_lists.cuh).
+struct SelectionLists {
+  const int32_t* sel;
+  const int32_t* nvis;
+  int64_t ks;
+  __device__ int64_t length(int64_t i) const { return min(ks, int64_t(nvis[i])); }
+  __device__ const int32_t* entries(int64_t i) const { return sel + i * ks; }
+  __device__ int64_t pair(int64_t i, int64_t s) const { return i * ks + s; }
+};
 
 size_t dk_smem(const DeviceIndexer& ix) {
   return size_t(kTile * ix.cI + ix.HI * ix.cI + 2 * kTile * ix.HI + kTile + ix.HI) * sizeof(float);
@@ -443,12 +396,8 @@ void indexer_kl(const DeviceIndexer& ix, const DeviceIndexerKL& kl, const float*
     int32_t* tile_count = scratch.ints(tiles);
     int32_t* tile_start = scratch.ints(tiles + 1);
     int32_t* pairs = scratch.ints(ix.N * kl.kstride);
-    pairs_kernel<false><<<unsigned(tiles), kThreads, 0, s>>>(ix, kl, tile_count, nullptr, nullptr);
-    TREX_CUDA_CHECK_LAUNCH();
-    tile_scan_kernel<<<1, 1, 0, s>>>(tile_count, tile_start, tiles);
-    TREX_CUDA_CHECK_LAUNCH();
-    pairs_kernel<true><<<unsigned(tiles), kThreads, 0, s>>>(ix, kl, nullptr, tile_start, pairs);
-    TREX_CUDA_CHECK_LAUNCH();
+    build_inverse_lists(SelectionLists{kl.sel, ix.nvis, kl.kstride}, ix.N, tiles, kTile, tile_count, tile_start, pairs,
+                        s);
     set_smem(reinterpret_cast<const void*>(dk_kernel), dk_smem(ix));
     dk_kernel<<<unsigned(tiles), kGradThreads, dk_smem(ix), s>>>(ix, kl, coef, pairs, tile_start, dK);
     TREX_CUDA_CHECK_LAUNCH();

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "cuda/check.hpp"
+#include "cuda/inverse_lists.cuh"
 #include "cuda/reduce.cuh"
 #include "cuda/sparse_attention.hpp"
 #include "util/error.hpp"
@@ -41,7 +42,6 @@ constexpr int kAccPerThread = 16;              // o / dq accumulators per thread
 constexpr int kMaxHeadsPerBlock = 16;
 constexpr int kGradTile = 16;                  // key rows (kv rows or entries) per key-gradient block
 constexpr int kGradDims = 128;                 // head_dim columns per key-gradient block, one per thread
-constexpr int kPairRound = 32;                 // queries per round of the inverse-list passes (4 per warp)
 constexpr size_t kMaxSmem = size_t(200) << 10;  // under the H200's 227 KB per block
 
 using Args = DeviceSparseAttention;
@@ -287,63 +287,14 @@ __global__ void __launch_bounds__(kGradDims)
     for (int kk = 0; kk < kGradTile && r0 + kk < N; ++kk) dkv[(r0 + kk) * hd + j] = acc_s[kk * kGradDims + threadIdx.x];
 }
 
-// The inverse lists of the compressed entries, per tile t of kGradTile entries: the pairs (query i, key index e) of
-// every query listing an entry of the tile, queries in increasing order, a query's slots in list order, as
-// i * kmax + e. kFill false: count them (tile_count[t]); true: write them from tile_start[t]. A round takes
-// kPairRound queries, a warp per query, lanes over its slots (ballots give the count and each pair's position).
-template <bool kFill>
-__global__ void __launch_bounds__(kThreads)
-    entry_pairs_kernel(Args a, int32_t* __restrict__ tile_count, const int32_t* __restrict__ tile_start,
-                       int32_t* __restrict__ pairs) {
-  __shared__ int cnt_s[kPairRound];
-  const int64_t N = a.N, kmax = a.window + a.cmax, c0 = int64_t(blockIdx.x) * kGradTile, c1 = c0 + kGradTile;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  int64_t base = kFill ? tile_start[blockIdx.x] : 0;
-  for (int64_t i0 = 0; i0 < N; i0 += kPairRound) {
-    for (int r = warp; r < kPairRound; r += kWarps) {
-      const int64_t i = i0 + r;
-      int cnt = 0;
-      if (i < N) {
-        const int64_t nc = a.ncomp[i];
-        for (int64_t s0 = 0; s0 < nc; s0 += 32) {
-          const int64_t s = s0 + lane;
-          const int32_t c = s < nc ? a.comp[i * a.cmax + s] : -1;
-          cnt += __popc(__ballot_sync(0xffffffffu, c >= c0 && c < c1));
-        }
-      }
-      if (lane == 0) cnt_s[r] = cnt;
-    }
-    __syncthreads();
-    if (kFill) {
-      for (int r = warp; r < kPairRound; r += kWarps) {
-        const int64_t i = i0 + r;
-        if (i >= N) continue;
-        int64_t pos = base;
-        for (int rr = 0; rr < r; ++rr) pos += cnt_s[rr];
-        const int64_t nc = a.ncomp[i], nw = i - a.ws[i] + 1;
-        for (int64_t s0 = 0; s0 < nc; s0 += 32) {
-          const int64_t s = s0 + lane;
-          const int32_t c = s < nc ? a.comp[i * a.cmax + s] : -1;
-          const bool in = c >= c0 && c < c1;
-          const unsigned ballot = __ballot_sync(0xffffffffu, in);
-          if (in) pairs[pos + __popc(ballot & ((1u << lane) - 1u))] = int32_t(i * kmax + nw + s);
-          pos += __popc(ballot);
-        }
-      }
-    }
-    for (int r = 0; r < kPairRound; ++r) base += cnt_s[r];
-    __syncthreads();  // cnt_s is rewritten by the next round
-  }
-  if (!kFill && threadIdx.x == 0) tile_count[blockIdx.x] = int32_t(base);
-}
-
-// tile_start[0] = 0, tile_start[t + 1] = tile_start[t] + tile_count[t]: one thread, in tile order
-__global__ void tile_scan_kernel(const int32_t* __restrict__ tile_count, int32_t* __restrict__ tile_start,
-                                 int64_t tiles) {
-  int32_t s = 0;
-  tile_start[0] = 0;
-  for (int64_t t = 0; t < tiles; ++t) tile_start[t + 1] = (s += tile_count[t]);
-}
+// The inverse lists of the compressed entries, per tile of kGradTile entries (inverse_lists.cuh): the pairs (query
+// i, key index e) of every query listing an entry of the tile, as i * kmax + e (window keys first in P's row).
+struct EntryLists {
+  Args a;
+  __device__ int64_t length(int64_t i) const { return a.ncomp[i]; }
+  __device__ const int32_t* entries(int64_t i) const { return a.comp + i * a.cmax; }
+  __device__ int64_t pair(int64_t i, int64_t s) const { return i * (a.window + a.cmax) + (i - a.ws[i] + 1) + s; }
+};
 
 // dC: block (blockIdx.x: entries c0 .. c0 + 15, blockIdx.y: 128 columns) over the tile's inverse list, a query's
 // pairs (at most kGradTile at a time) as one chunk.
@@ -447,12 +398,7 @@ void sparse_attention_backward(const DeviceSparseAttention& a, const float* P, c
     int32_t* tile_count = scratch.ints(tiles);
     int32_t* tile_start = scratch.ints(tiles + 1);
     int32_t* pairs = scratch.ints(a.N * a.cmax);
-    entry_pairs_kernel<false><<<unsigned(tiles), kThreads, 0, s>>>(a, tile_count, nullptr, nullptr);
-    TREX_CUDA_CHECK_LAUNCH();
-    tile_scan_kernel<<<1, 1, 0, s>>>(tile_count, tile_start, tiles);
-    TREX_CUDA_CHECK_LAUNCH();
-    entry_pairs_kernel<true><<<unsigned(tiles), kThreads, 0, s>>>(a, nullptr, tile_start, pairs);
-    TREX_CUDA_CHECK_LAUNCH();
+    build_inverse_lists(EntryLists{a}, a.N, tiles, kGradTile, tile_count, tile_start, pairs, s);
     TREX_CUDA_CHECK(
         cudaFuncSetAttribute(entry_grad_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(grad_smem)));
     entry_grad_kernel<<<dim3(unsigned(tiles), col_blocks), kGradDims, grad_smem, s>>>(a, g, coef, pairs, tile_start,
