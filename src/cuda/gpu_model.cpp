@@ -546,14 +546,8 @@ void Model::update_gate_bias(double rate) {
     const auto& load = I.load[bi];
     // the bias's current value (not trainable: the optimizer never moves it, but a checkpoint load may have)
     I.P.download(params + b.gate_bias, sizeof(float) * load.size(), sizeof(float) * size_t(b.gate_bias));
-    double mean = 0;
-    for (auto v : load) mean += double(v);
-    mean /= double(load.size());
     float* bias = params + b.gate_bias;
-    for (size_t e = 0; e < load.size(); ++e) {
-      const double diff = mean - double(load[e]);
-      bias[e] += float(rate * double((diff > 0) - (diff < 0)));
-    }
+    model::apply_gate_bias_update(bias, load, rate);
     I.P.upload(bias, sizeof(float) * load.size(), sizeof(float) * size_t(b.gate_bias));
   }
 }

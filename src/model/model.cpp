@@ -680,14 +680,17 @@ void Model::update_gate_bias(double rate) {
     if (b.hash || b.gate_bias < 0) continue;  // gate_bias < 0: the block lives on another stage
     const auto& load = impl_->load[bi];
     if (load.empty()) continue;
-    double mean = 0;
-    for (auto v : load) mean += double(v);
-    mean /= double(load.size());
-    float* bias = store_.params().data() + b.gate_bias;
-    for (size_t e = 0; e < load.size(); ++e) {
-      const double diff = mean - double(load[e]);
-      bias[e] += float(rate * double((diff > 0) - (diff < 0)));
-    }
+    apply_gate_bias_update(store_.params().data() + b.gate_bias, load, rate);
+  }
+}
+
+void apply_gate_bias_update(float* bias, std::span<const int64_t> load, double rate) {
+  double mean = 0;
+  for (auto v : load) mean += double(v);
+  mean /= double(load.size());
+  for (size_t e = 0; e < load.size(); ++e) {
+    const double diff = mean - double(load[e]);
+    bias[e] += float(rate * double((diff > 0) - (diff < 0)));
   }
 }
 

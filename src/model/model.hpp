@@ -140,6 +140,10 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// The auxiliary-loss-free rule of §7 on one block's gate bias: b_e += rate * sign(mean load - load_e) (E = load.size()
+// entries; Model::update_gate_bias, and the GPU model on its biases).
+void apply_gate_bias_update(float* bias, std::span<const int64_t> load, double rate);
+
 // Builds the balanced hash table of §16.12 for `layer`: [vocab, k] experts, distinct per token, loads equal
 // up to one token when vocab*k is not a multiple of E.
 std::vector<int64_t> make_hash_table(const ModelConfig& cfg, int64_t layer);
