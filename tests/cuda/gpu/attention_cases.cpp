@@ -90,15 +90,6 @@ std::string dims(const Batch& b, AttnLists lists, size_t docs) {
          " lists=" + names[int(lists)] + " docs=" + std::to_string(docs);
 }
 
-Compare bitwise(const std::string& what, const std::vector<float>& a, const std::vector<float>& b) {
-  Compare c;
-  c.what = what + " again (bitwise)";
-  c.n = int64_t(a.size());
-  if (a.size() != b.size()) c.bad = c.n + 1;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    if (std::memcmp(&a[i], &b[i], 4) != 0) ++c.bad;
-  return c;
-}
 }  // namespace
 
 OpReport check_sparse_attention(Harness& h, int64_t N, int64_t H, int64_t hd, int64_t window, AttnLists lists,
@@ -232,12 +223,12 @@ OpReport check_sparse_attention(Harness& h, int64_t N, int64_t H, int64_t hd, in
   }
   // a second call: the same bits everywhere (no atomics; fixed orders)
   run();
-  rep.checks.push_back(bitwise("P", P, h.download<float>(gP, P.size())));
-  rep.checks.push_back(bitwise("o", o, h.download<float>(go, o.size())));
-  rep.checks.push_back(bitwise("dq", dq, h.download<float>(gdq, dq.size())));
-  rep.checks.push_back(bitwise("dkv", dkv, h.download<float>(gdkv, dkv.size())));
-  if (NE > 0) rep.checks.push_back(bitwise("dC", dC, h.download<float>(gdC, dC.size())));
-  rep.checks.push_back(bitwise("dsink", dsink, h.download<float>(gdsink, dsink.size())));
+  rep.checks.push_back(compare_bitwise("P", P, h.download<float>(gP, P.size())));
+  rep.checks.push_back(compare_bitwise("o", o, h.download<float>(go, o.size())));
+  rep.checks.push_back(compare_bitwise("dq", dq, h.download<float>(gdq, dq.size())));
+  rep.checks.push_back(compare_bitwise("dkv", dkv, h.download<float>(gdkv, dkv.size())));
+  if (NE > 0) rep.checks.push_back(compare_bitwise("dC", dC, h.download<float>(gdC, dC.size())));
+  rep.checks.push_back(compare_bitwise("dsink", dsink, h.download<float>(gdsink, dsink.size())));
   if (h.perf()) {
     rep.ms = h.time_ms(run);  // forward + backward
     int64_t keys = 0;

@@ -32,19 +32,6 @@ nn::CompressorPool host_pool(const CompressorGrid& g, int64_t cdim, bool overlap
   return p;
 }
 
-Compare bitwise(const std::string& what, const std::vector<float>& a, const std::vector<float>& b) {
-  Compare c;
-  c.what = what;
-  c.n = int64_t(a.size());
-  if (a.size() != b.size()) c.bad = c.n + 1;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    if (std::memcmp(&a[i], &b[i], 4) != 0) {
-      if (c.bad == 0) c.worst = int64_t(i);
-      ++c.bad;
-    }
-  return c;
-}
-
 std::string dims(const CompressorGrid& g, int64_t cdim, bool overlap, size_t docs) {
   return "N=" + std::to_string(g.N) + " m=" + std::to_string(g.m) + " cdim=" + std::to_string(cdim) +
          (overlap ? " csa" : " hca") + " NE=" + std::to_string(g.NE) + " docs=" + std::to_string(docs);
@@ -219,7 +206,7 @@ OpReport check_compressor_pool(Harness& h, int64_t N, int64_t m, int64_t cdim, b
   const nn::CompressorPool hp = host_pool(g, cdim, overlap);
   std::vector<float> Zx_cpu(Zx0);
   nn::compressor_ape_add(hp, ape.data(), Zx_cpu.data());
-  rep.checks.push_back(bitwise("Zx + ape (bitwise, CPU fast path)", Zx, Zx_cpu));
+  rep.checks.push_back(compare_bitwise("Zx + ape (CPU fast path)", Zx, Zx_cpu));
 
   // forward against the double reference on the same fp32 logits
   std::vector<float> rS(nS, 0.0f), rpooled(nP, 0.0f);
@@ -235,8 +222,8 @@ OpReport check_compressor_pool(Harness& h, int64_t N, int64_t m, int64_t cdim, b
   // double reference within its bounds; gape the replay's bits and the reference within its bound
   std::vector<float> fdCx(nanX.size(), 0.0f), fdZx(nanX.size(), 0.0f);
   nn::compressor_pool_backward(hp, Cx.data(), S.data(), pooled.data(), dpooled.data(), fdCx.data(), fdZx.data());
-  rep.checks.push_back(bitwise("dCx (bitwise, CPU fast path)", dCx, fdCx));
-  rep.checks.push_back(bitwise("dZx (bitwise, CPU fast path)", dZx, fdZx));
+  rep.checks.push_back(compare_bitwise("dCx (CPU fast path)", dCx, fdCx));
+  rep.checks.push_back(compare_bitwise("dZx (CPU fast path)", dZx, fdZx));
   std::vector<float> rdCx(nanX.size()), rdZx(nanX.size()), rgape(gape0);
   nn::compressor_pool_backward_ref(hp, Cx.data(), S.data(), pooled.data(), dpooled.data(), rdCx.data(), rdZx.data(),
                                    rgape.data());
@@ -245,17 +232,17 @@ OpReport check_compressor_pool(Harness& h, int64_t N, int64_t m, int64_t cdim, b
   rep.checks.push_back(compare_bound("dCx (no entry: exactly 0)", dCx, rdCx, bdCx));
   rep.checks.push_back(compare_bound("dZx (no entry: exactly 0)", dZx, rdZx, bdZx));
   rep.checks.push_back(compare_bound("gape", gapev, rgape, ape_grad_bound(g, W, rdZx, bdZx, gape0)));
-  rep.checks.push_back(bitwise("gape (bitwise, chunk-order replay)", gapev, ape_grad_replay(g, W, dZx, gape0)));
+  rep.checks.push_back(compare_bitwise("gape (chunk-order replay)", gapev, ape_grad_replay(g, W, dZx, gape0)));
 
   // a second call: the same bits everywhere
   reset();
   run();
-  rep.checks.push_back(bitwise("Zx again (bitwise)", Zx, h.download<float>(gZx, Zx.size())));
-  rep.checks.push_back(bitwise("S again (bitwise)", S, h.download<float>(gS, nS)));
-  rep.checks.push_back(bitwise("pooled again (bitwise)", pooled, h.download<float>(gpooled, nP)));
-  rep.checks.push_back(bitwise("dCx again (bitwise)", dCx, h.download<float>(gdCx, dCx.size())));
-  rep.checks.push_back(bitwise("dZx again (bitwise)", dZx, h.download<float>(gdZx, dZx.size())));
-  rep.checks.push_back(bitwise("gape again (bitwise)", gapev, h.download<float>(ggape, gapev.size())));
+  rep.checks.push_back(compare_bitwise("Zx again (bitwise)", Zx, h.download<float>(gZx, Zx.size())));
+  rep.checks.push_back(compare_bitwise("S again (bitwise)", S, h.download<float>(gS, nS)));
+  rep.checks.push_back(compare_bitwise("pooled again (bitwise)", pooled, h.download<float>(gpooled, nP)));
+  rep.checks.push_back(compare_bitwise("dCx again (bitwise)", dCx, h.download<float>(gdCx, dCx.size())));
+  rep.checks.push_back(compare_bitwise("dZx again (bitwise)", dZx, h.download<float>(gdZx, dZx.size())));
+  rep.checks.push_back(compare_bitwise("gape again (bitwise)", gapev, h.download<float>(ggape, gapev.size())));
   if (h.perf()) {
     rep.ms = h.time_ms(run);  // ape add + forward + backward + ape gradient (the timed calls keep adding: harmless)
     // at least: Zx read and written (ape add), Cx and Zx read and S written (forward), S, Cx read and dCx, dZx

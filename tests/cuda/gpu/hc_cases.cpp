@@ -73,16 +73,6 @@ std::string dims(int64_t N, int n, int64_t d) {
   return "N=" + std::to_string(N) + " n=" + std::to_string(n) + " d=" + std::to_string(d);
 }
 
-Compare bitwise(const std::string& what, const std::vector<float>& a, const std::vector<float>& b) {
-  Compare c;
-  c.what = what + " again (bitwise)";
-  c.n = int64_t(a.size());
-  if (a.size() != b.size()) c.bad = c.n + 1;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    if (std::memcmp(&a[i], &b[i], 4) != 0) ++c.bad;
-  return c;
-}
-
 void nan_fill(Harness& h, const DeviceBuffer& b) {  // every element a kernel must write starts as NaN
   TREX_CUDA_CHECK(cudaMemsetAsync(b.as<void>(), 0xff, b.bytes(), h.stream()));
 }
@@ -205,10 +195,10 @@ OpReport check_hc_pre(Harness& h, int64_t N, int n, int64_t d, bool bf16_copy) {
     gXoff.upload(in.X.data(), in.X.size() * 4, 4);
     nan_fill(h, grho2);
     hc_mix_rho(gX.as<float>(), N, nd, kEps, grho2.as<float>(), nullptr, h.stream());
-    rep.checks.push_back(bitwise("rho without the bf16 copy", rho, h.download<float>(grho2, size_t(N))));
+    rep.checks.push_back(compare_bitwise("rho without the bf16 copy", rho, h.download<float>(grho2, size_t(N))));
     nan_fill(h, grho2);
     hc_mix_rho(gXoff.as<float>() + 1, N, nd, kEps, grho2.as<float>(), nullptr, h.stream());
-    rep.checks.push_back(bitwise("rho from misaligned X", rho, h.download<float>(grho2, size_t(N))));
+    rep.checks.push_back(compare_bitwise("rho from misaligned X", rho, h.download<float>(grho2, size_t(N))));
   }
 
   // forward on the device's rho
@@ -290,19 +280,19 @@ OpReport check_hc_pre(Harness& h, int64_t N, int n, int64_t d, bool bf16_copy) {
 
   // a second run: the same bits everywhere (no atomics; fixed orders)
   run();
-  rep.checks.push_back(bitwise("rho", rho, h.download<float>(grho, rho.size())));
+  rep.checks.push_back(compare_bitwise("rho", rho, h.download<float>(grho, rho.size())));
   if (bf16_copy) rep.checks.push_back(compare_bits("X16 again", h.download<uint16_t>(gX16, X16.size()), X16));
-  rep.checks.push_back(bitwise("mix", mix, h.download<float>(gmix, mix.size())));
-  rep.checks.push_back(bitwise("pre", pre, h.download<float>(gpre, pre.size())));
-  rep.checks.push_back(bitwise("post", post, h.download<float>(gpost, post.size())));
-  rep.checks.push_back(bitwise("A", A, h.download<float>(gA, A.size())));
-  rep.checks.push_back(bitwise("y", y, h.download<float>(gy, y.size())));
-  rep.checks.push_back(bitwise("dz", dz, h.download<float>(gdz, dz.size())));
-  rep.checks.push_back(bitwise("draw", draw, h.download<float>(gdraw, draw.size())));
-  rep.checks.push_back(bitwise("coef", coef, h.download<float>(gcoef, coef.size())));
-  rep.checks.push_back(bitwise("dX", dX, h.download<float>(gdX, dX.size())));
-  rep.checks.push_back(bitwise("gbase", gbase, h.download<float>(ggbase, gbase.size())));
-  rep.checks.push_back(bitwise("gsc", gsc, h.download<float>(ggsc, gsc.size())));
+  rep.checks.push_back(compare_bitwise("mix", mix, h.download<float>(gmix, mix.size())));
+  rep.checks.push_back(compare_bitwise("pre", pre, h.download<float>(gpre, pre.size())));
+  rep.checks.push_back(compare_bitwise("post", post, h.download<float>(gpost, post.size())));
+  rep.checks.push_back(compare_bitwise("A", A, h.download<float>(gA, A.size())));
+  rep.checks.push_back(compare_bitwise("y", y, h.download<float>(gy, y.size())));
+  rep.checks.push_back(compare_bitwise("dz", dz, h.download<float>(gdz, dz.size())));
+  rep.checks.push_back(compare_bitwise("draw", draw, h.download<float>(gdraw, draw.size())));
+  rep.checks.push_back(compare_bitwise("coef", coef, h.download<float>(gcoef, coef.size())));
+  rep.checks.push_back(compare_bitwise("dX", dX, h.download<float>(gdX, dX.size())));
+  rep.checks.push_back(compare_bitwise("gbase", gbase, h.download<float>(ggbase, gbase.size())));
+  rep.checks.push_back(compare_bitwise("gsc", gsc, h.download<float>(ggsc, gsc.size())));
   if (h.perf()) {
     rep.ms = h.time_ms(kernels);  // every non-GEMM kernel of hc_pre's forward and backward (dX keeps accumulating)
     // at least: X read by rho, the gates, the backward's gates and the add; dX read and written twice; y, dy
@@ -412,16 +402,16 @@ OpReport check_hc_head(Harness& h, int64_t N, int n, int64_t d) {
   check_token_sums(rep, in, dz, mix, g0, s0, gbase, gsc, rgbase, rgsc, prop_base, prop_sc);
 
   run();
-  rep.checks.push_back(bitwise("rho", rho, h.download<float>(grho, rho.size())));
-  rep.checks.push_back(bitwise("mix", mix, h.download<float>(gmix, mix.size())));
-  rep.checks.push_back(bitwise("pre", pre, h.download<float>(gpre, pre.size())));
-  rep.checks.push_back(bitwise("h", hh, h.download<float>(gh, hh.size())));
-  rep.checks.push_back(bitwise("dz", dz, h.download<float>(gdz, dz.size())));
-  rep.checks.push_back(bitwise("draw", draw, h.download<float>(gdraw, draw.size())));
-  rep.checks.push_back(bitwise("coef", coef, h.download<float>(gcoef, coef.size())));
-  rep.checks.push_back(bitwise("dX", dX, h.download<float>(gdX, dX.size())));
-  rep.checks.push_back(bitwise("gbase", gbase, h.download<float>(ggbase, gbase.size())));
-  rep.checks.push_back(bitwise("gsc", gsc, h.download<float>(ggsc, gsc.size())));
+  rep.checks.push_back(compare_bitwise("rho", rho, h.download<float>(grho, rho.size())));
+  rep.checks.push_back(compare_bitwise("mix", mix, h.download<float>(gmix, mix.size())));
+  rep.checks.push_back(compare_bitwise("pre", pre, h.download<float>(gpre, pre.size())));
+  rep.checks.push_back(compare_bitwise("h", hh, h.download<float>(gh, hh.size())));
+  rep.checks.push_back(compare_bitwise("dz", dz, h.download<float>(gdz, dz.size())));
+  rep.checks.push_back(compare_bitwise("draw", draw, h.download<float>(gdraw, draw.size())));
+  rep.checks.push_back(compare_bitwise("coef", coef, h.download<float>(gcoef, coef.size())));
+  rep.checks.push_back(compare_bitwise("dX", dX, h.download<float>(gdX, dX.size())));
+  rep.checks.push_back(compare_bitwise("gbase", gbase, h.download<float>(ggbase, gbase.size())));
+  rep.checks.push_back(compare_bitwise("gsc", gsc, h.download<float>(ggsc, gsc.size())));
   if (h.perf()) {
     rep.ms = h.time_ms(kernels);
     // X read by rho, the head, the backward's gates and the add; dX read and written twice; h, dh
@@ -498,11 +488,11 @@ OpReport check_hc_post(Harness& h, int64_t N, int n, int64_t d) {
   rep.checks.push_back(compare_bound("dM", dM, rdM, bdM));
   rep.checks.push_back(compare_bound("dX (+= Σ_k M_jk g_k)", dX, rdX, bdX));
   run();
-  rep.checks.push_back(bitwise("Xout", Xout, h.download<float>(gXout, Xout.size())));
-  rep.checks.push_back(bitwise("dF", dF, h.download<float>(gdF, dF.size())));
-  rep.checks.push_back(bitwise("dpost", dpost, h.download<float>(gdpost, dpost.size())));
-  rep.checks.push_back(bitwise("dM", dM, h.download<float>(gdM, dM.size())));
-  rep.checks.push_back(bitwise("dX", dX, h.download<float>(gdX, dX.size())));
+  rep.checks.push_back(compare_bitwise("Xout", Xout, h.download<float>(gXout, Xout.size())));
+  rep.checks.push_back(compare_bitwise("dF", dF, h.download<float>(gdF, dF.size())));
+  rep.checks.push_back(compare_bitwise("dpost", dpost, h.download<float>(gdpost, dpost.size())));
+  rep.checks.push_back(compare_bitwise("dM", dM, h.download<float>(gdM, dM.size())));
+  rep.checks.push_back(compare_bitwise("dX", dX, h.download<float>(gdX, dX.size())));
   if (h.perf()) {
     rep.ms = h.time_ms(kernels);
     // forward: X read, Xout written, F; backward: X, dXout read, dX read and written, F read, dF written

@@ -2,6 +2,7 @@
 #include "op_check.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 
@@ -122,6 +123,19 @@ Compare compare_bits(const std::string& what, const std::vector<uint16_t>& gpu, 
       ++c.bad;
     }
   c.worst_ratio = c.bad ? INFINITY : 0;
+  return c;
+}
+
+Compare compare_bitwise(const std::string& what, const std::vector<float>& gpu, const std::vector<float>& ref) {
+  Compare c;
+  c.what = what + " (bitwise)";
+  c.n = int64_t(ref.size());
+  if (gpu.size() != ref.size()) c.bad = c.n + 1;
+  for (size_t i = 0; i < std::min(gpu.size(), ref.size()); ++i)
+    if (std::memcmp(&gpu[i], &ref[i], sizeof(float)) != 0) {
+      if (c.worst < 0) c.worst = int64_t(i);
+      ++c.bad;
+    }
   return c;
 }
 

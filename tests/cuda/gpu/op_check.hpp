@@ -74,5 +74,7 @@ Compare compare(const std::string& what, const std::vector<float>& gpu, const st
 Compare compare_bound(const std::string& what, const std::vector<float>& gpu, const std::vector<float>& ref,
                       const std::vector<double>& bound);
 Compare compare_bits(const std::string& what, const std::vector<uint16_t>& gpu, const std::vector<uint16_t>& ref);
+// Every float the same bits (a second call, or a result that must be the CPU's bits): "<what> (bitwise)".
+Compare compare_bitwise(const std::string& what, const std::vector<float>& gpu, const std::vector<float>& ref);
 
 }  // namespace trex::cuda::check
