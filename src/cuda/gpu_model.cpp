@@ -544,8 +544,8 @@ void Model::update_gate_bias(double rate) {
     const auto& b = I.blocks[bi];
     if (b.hash || b.gate_bias < 0) continue;
     const auto& load = I.load[bi];
-    // the bias's current value (not trainable: the optimizer never moves it, but a checkpoint load may have)
-    I.P.download(params + b.gate_bias, sizeof(float) * load.size(), sizeof(float) * size_t(b.gate_bias));
+    // the host copy is current: biases are not trainable (the optimizer never moves them), and every other write
+    // (upload, this function) goes through the host
     float* bias = params + b.gate_bias;
     model::apply_gate_bias_update(bias, load, rate);
     I.P.upload(bias, sizeof(float) * load.size(), sizeof(float) * size_t(b.gate_bias));
