@@ -6,13 +6,14 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/cublaslt_api.hpp"
 #include "util/error.hpp"
 
 namespace trex::cuda {
 
 void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
-  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + cublasLtGetStatusName(s) +
-              " (" + cublasLtGetStatusString(s) + ")");
+  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + cublaslt().status_name(s) +
+              " (" + cublaslt().status_string(s) + ")");
 }
 
 struct Blas::Plan {
@@ -20,10 +21,10 @@ struct Blas::Plan {
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;  // cuBLASLt's A (trex B), B (trex A), C = D
   cublasLtMatmulAlgo_t algo{};
   ~Plan() {
-    if (la) cublasLtMatrixLayoutDestroy(la);
-    if (lb) cublasLtMatrixLayoutDestroy(lb);
-    if (lc) cublasLtMatrixLayoutDestroy(lc);
-    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (la) cublaslt().layout_destroy(la);
+    if (lb) cublaslt().layout_destroy(lb);
+    if (lc) cublaslt().layout_destroy(lc);
+    if (desc) cublaslt().desc_destroy(desc);
   }
 };
 
@@ -43,11 +44,11 @@ std::string describe(const DeviceGemm& g) {
 }
 }  // namespace
 
-Blas::Blas(size_t workspace_bytes) : workspace_(workspace_bytes) { TREX_CUBLAS_CHECK(cublasLtCreate(&handle_)); }
+Blas::Blas(size_t workspace_bytes) : workspace_(workspace_bytes) { TREX_CUBLAS_CHECK(cublaslt().create(&handle_)); }
 
 Blas::~Blas() {
   for (auto& [k, p] : plans_) delete p;
-  if (handle_) cublasLtDestroy(handle_);
+  if (handle_) cublaslt().destroy(handle_);
 }
 
 const Blas::Plan& Blas::plan(const DeviceGemm& g) {
@@ -57,33 +58,33 @@ const Blas::Plan& Blas::plan(const DeviceGemm& g) {
   auto* p = new Plan;
   try {
     const cudaDataType_t t = g.type == GemmType::bf16 ? CUDA_R_16BF : CUDA_R_32F;
-    TREX_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    TREX_CUBLAS_CHECK(cublaslt().desc_create(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t opa = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A is trex's B
     const cublasOperation_t opb = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    TREX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
-    TREX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+    TREX_CUBLAS_CHECK(cublaslt().desc_set_attribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
+    TREX_CUBLAS_CHECK(cublaslt().desc_set_attribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
     // Column-major shapes as stored: trex B is [k,n] row-major (= [n,k] column-major) or, transposed, [n,k]
     // row-major (= [k,n] column-major); likewise A.
     const uint64_t a_rows = g.trans_b ? uint64_t(g.k) : uint64_t(g.n), a_cols = g.trans_b ? g.n : g.k;
     const uint64_t b_rows = g.trans_a ? uint64_t(g.m) : uint64_t(g.k), b_cols = g.trans_a ? g.k : g.m;
-    TREX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la, t, a_rows, a_cols, g.ldb));
-    TREX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb, t, b_rows, b_cols, g.lda));
-    TREX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, uint64_t(g.n), uint64_t(g.m), g.ldc));
+    TREX_CUBLAS_CHECK(cublaslt().layout_create(&p->la, t, a_rows, a_cols, g.ldb));
+    TREX_CUBLAS_CHECK(cublaslt().layout_create(&p->lb, t, b_rows, b_cols, g.lda));
+    TREX_CUBLAS_CHECK(cublaslt().layout_create(&p->lc, CUDA_R_32F, uint64_t(g.n), uint64_t(g.m), g.ldc));
     cublasLtMatmulPreference_t pref = nullptr;
-    TREX_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    TREX_CUBLAS_CHECK(cublaslt().preference_create(&pref));
     const uint64_t ws = workspace_.bytes();
     const uint32_t al_a = uint32_t(std::get<10>(key)), al_b = uint32_t(std::get<9>(key)),
                    al_c = uint32_t(std::get<11>(key));
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b);
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c);
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c);
+    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
+    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b);
+    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c);
+    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c);
     cublasLtMatmulHeuristicResult_t res{};
     int found = 0;
     const cublasStatus_t hs =
-        cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
+        cublaslt().algo_get_heuristic(handle_, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &found);
+    cublaslt().preference_destroy(pref);
     TREX_CUBLAS_CHECK(hs);
     if (found == 0) throw Error("cuBLASLt has no algorithm for " + describe(g));
     p->algo = res.algo;
@@ -101,7 +102,7 @@ void Blas::gemm(const DeviceGemm& g, cudaStream_t stream) {
   if (g.lda < a_cols || g.ldb < b_cols || g.ldc < g.n)
     throw Error("cuda gemm: leading dimension below the row length in " + describe(g));
   const Plan& p = plan(g);
-  TREX_CUBLAS_CHECK(cublasLtMatmul(handle_, p.desc, &g.alpha, g.b, p.la, g.a, p.lb, &g.beta, g.c, p.lc, g.c, p.lc,
+  TREX_CUBLAS_CHECK(cublaslt().matmul(handle_, p.desc, &g.alpha, g.b, p.la, g.a, p.lb, &g.beta, g.c, p.lc, g.c, p.lc,
                                    &p.algo, workspace_.as<void>(), workspace_.bytes(), stream));
 }
 

@@ -4,7 +4,7 @@
 // nn::float_to_bf16) — the CPU's --matmul bf16 recipe. C is fp32 in both.
 // Blas owns the cuBLASLt handle and one workspace allocated once; each distinct shape's matmul descriptors and
 // heuristic algorithm are made on first use and cached (no per-call heuristic query in a step loop).
-// CUDA builds only; links cuBLASLt (not cuBLAS).
+// CUDA builds only; cuBLASLt (not cuBLAS), opened when the first Blas is made (cublaslt_api.hpp).
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
