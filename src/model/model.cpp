@@ -232,11 +232,11 @@ std::vector<int64_t> make_hash_table(const ModelConfig& cfg, int64_t layer) {
   return stream;
 }
 
-void Model::init(uint64_t seed) {
+void init_params(ParamStore& store, const ModelConfig& cfg, uint64_t seed) {
   // Walks the canonical table (stream t = canonical index), so a sharded rank draws exactly the values one
   // process gives its tensors.
-  auto params = store_.params();
-  for (const ParamInfo& p : store_.table()) {
+  auto params = store.params();
+  for (const ParamInfo& p : store.table()) {
     const uint64_t t = uint64_t(p.canonical_index);
     float* w = params.data() + p.offset;
     auto ends = [&](const char* s) {
@@ -249,14 +249,18 @@ void Model::init(uint64_t seed) {
       std::fill(w, w + p.numel, 0.0f);
     } else {
       Rng r = Rng::derive(seed, t);
-      for (int64_t i = 0; i < p.numel; ++i) w[i] = float(cfg_.init_std * r.normal());
+      for (int64_t i = 0; i < p.numel; ++i) w[i] = float(cfg.init_std * r.normal());
     }
   }
-  for (const auto& p : store_.int_table()) {
+  for (const auto& p : store.int_table()) {
     const int64_t layer = std::stoll(p.name.substr(7, p.name.find('.', 7) - 7));  // "layers.N.ffn.gate.tid2eid"
-    auto t = make_hash_table(cfg_, layer);
-    std::copy(t.begin(), t.end(), store_.int_params().data() + p.offset);
+    auto t = make_hash_table(cfg, layer);
+    std::copy(t.begin(), t.end(), store.int_params().data() + p.offset);
   }
+}
+
+void Model::init(uint64_t seed) {
+  init_params(store_, cfg_, seed);
   zero_grad();
 }
 

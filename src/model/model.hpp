@@ -140,6 +140,10 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// Model::init's deterministic initialisation of a parameter store laid out for cfg (any holder of the table: the
+// CPU model, the GPU model's host copy).
+void init_params(ParamStore& store, const ModelConfig& cfg, uint64_t seed);
+
 // The auxiliary-loss-free rule of §7 on one block's gate bias: b_e += rate * sign(mean load - load_e) (E = load.size()
 // entries; Model::update_gate_bias, and the GPU model on its biases).
 void apply_gate_bias_update(float* bias, std::span<const int64_t> load, double rate);

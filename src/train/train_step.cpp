@@ -8,11 +8,11 @@
 
 namespace trex::train {
 
-std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated,
-                                        bool indexer_only) {
+std::vector<TensorSlot> optimizer_slots(const std::vector<model::ParamInfo>& table, bool freeze_router,
+                                        TensorRanges& updated, bool indexer_only) {
   std::vector<TensorSlot> slots;
   updated.clear();
-  for (const auto& p : m.param_table()) {
+  for (const auto& p : table) {
     TensorSlot s;
     s.name = p.name;
     s.offset = p.offset;

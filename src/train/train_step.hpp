@@ -18,8 +18,15 @@ using TensorRanges = std::vector<std::pair<int64_t, int64_t>>;  // (offset, nume
 // Optimizer slots for the model's tensors; with freeze_router the gate weights are not trainable, with
 // indexer_only (dense indexer warm-up) only the lightning indexers' tensors are. `updated` receives the ranges
 // the optimizer updates (the gradient norm and clipping cover exactly these).
-std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated,
-                                        bool indexer_only = false);
+std::vector<TensorSlot> optimizer_slots(const std::vector<model::ParamInfo>& table, bool freeze_router,
+                                        TensorRanges& updated, bool indexer_only = false);
+inline std::vector<TensorSlot> optimizer_slots(const model::Model& m, bool freeze_router, TensorRanges& updated,
+                                               bool indexer_only = false) {
+  return optimizer_slots(m.param_table(), freeze_router, updated, indexer_only);
+}
+
+// The global-norm clip: the factor the gradients are multiplied by (1 when clip <= 0 or the norm is within it).
+inline double clip_scale(double norm, double clip) { return clip > 0 && norm > clip ? clip / norm : 1.0; }
 
 // zero_grad, forward_backward of every micro-batch, gradients and losses divided by their count,
 // reduce_gradients. Returns the averaged losses.

@@ -72,7 +72,8 @@ struct LoadStats {
   std::vector<double> per_block;        // max / mean per MoE block
 };
 
-LoadStats expert_load_stats(const model::Model& m) {
+template <class M>  // model::Model or DeviceStep
+LoadStats expert_load_stats(const M& m) {
   LoadStats s;
   for (int64_t b = 0; b < m.n_moe_blocks(); ++b) {
     auto load = m.expert_load(b);
@@ -153,7 +154,10 @@ void validate_options(const TrainOptions& o) {
                             "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
   parse_optimizer(o.optimizer);
   if (o.matmul != "fp32" && o.matmul != "bf16") throw Error("--matmul must be fp32 or bf16, not '" + o.matmul + "'");
-  if (o.matmul == "bf16" && !nn::bf16_matmul_supported())
+  if (o.device_step && o.dp * o.ep * o.pp > 1)
+    throw Error(fmt::format("--device cuda runs one process: --dp {} --ep {} --pp {} on GPUs is not implemented yet "
+                            "(docs/cuda.md)", o.dp, o.ep, o.pp));
+  if (o.matmul == "bf16" && !o.device_step && !nn::bf16_matmul_supported())
     throw Error("--matmul bf16: this CPU lacks AVX512_BF16 (use --matmul fp32)");
 }
 
@@ -239,37 +243,49 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
 
   // Mixed precision: every GEMM of this run takes bf16 operands (fp32 accumulation) while the scope lives.
   std::optional<nn::Bf16MatmulScope> bf16_matmul;
-  if (o.matmul == "bf16") bf16_matmul.emplace();
+  if (o.matmul == "bf16" && !o.device_step) bf16_matmul.emplace();
 
   // --- model, optimizer, loader ---
   if (D && cfg.n_routed_experts % o.ep != 0)
     throw Error(fmt::format("--ep {} does not divide the model's {} routed experts", o.ep, cfg.n_routed_experts));
   // Distributed: this rank holds its pipeline stage's layers and (ep > 1) its own routed experts only.
   const dist::StagePlan stage_plan = dist::plan_stages(cfg, T, o.pp);
-  model::Model model(cfg, D ? D->data.get() : nullptr,  // routing statistics summed over the data ranks
-                     D ? dist::make_placement(cfg, D->layout, D->coords, stage_plan) : model::ParamPlacement{});
+  OptimizerConfig ocfg;
+  ocfg.kind = parse_optimizer(o.optimizer);
+  ocfg.weight_decay = o.weight_decay;
+  // On a device (--device cuda): its model and optimizer (device_step.hpp); the CPU model is not built at all.
+  std::unique_ptr<DeviceStep> dev;
+  std::optional<model::Model> cpu_model;
+  if (o.device_step) {
+    dev = o.device_step(DeviceStepConfig{cfg, ocfg, o.freeze_router, o.indexer_warmup, o.matmul});
+  } else {
+    cpu_model.emplace(cfg, D ? D->data.get() : nullptr,  // routing statistics summed over the data ranks
+                      D ? dist::make_placement(cfg, D->layout, D->coords, stage_plan) : model::ParamPlacement{});
+  }
+  model::ParamStore& store = dev ? dev->host() : cpu_model->store();
   if (D) {
     if (o.ep > 1)
-      model.set_expert_group(D->experts.get());
+      cpu_model->set_expert_group(D->experts.get());
     else
-      model.set_expert_group(&model::single_process_group());
+      cpu_model->set_expert_group(&model::single_process_group());
   }
   // Each replica region's gradients are summed over its replicas and averaged over the dp*ep data ranks.
   const std::vector<dist::ParamRegion> regions =
-      D ? D->replicas->regions(model.store())
-        : std::vector<dist::ParamRegion>{{0, int64_t(model.params().size()), nullptr, dist::kStageGroup}};
+      D ? D->replicas->regions(store)
+        : std::vector<dist::ParamRegion>{{0, int64_t(store.params().size()), nullptr, dist::kStageGroup}};
   std::unique_ptr<dist::GradSync> sync;
-  if (D) sync = std::make_unique<dist::GradSync>(regions, model, true, dist::kMaxMessageFloats, D->data_ranks);
+  if (D) sync = std::make_unique<dist::GradSync>(regions, *cpu_model, true, dist::kMaxMessageFloats, D->data_ranks);
   if (resume_dir) {
-    model::load_weights(*resume_dir, model.store());
+    model::load_weights(*resume_dir, store);
   } else if (!o.init.empty()) {
     // A transformers folder has no MTP module: its tensors keep this seed's initialisation.
-    model.init(o.seed);
-    const model::LoadReport rep = model::load_weights(o.init, model.store());
+    model::init_params(store, cfg, o.seed);
+    const model::LoadReport rep = model::load_weights(o.init, store);
     if (rep.mtp_absent && lead) std::fprintf(stderr, "--init %s: %s\n", o.init.c_str(), rep.summary().c_str());
   } else {
-    model.init(o.seed);
+    model::init_params(store, cfg, o.seed);
   }
+  if (dev) dev->upload();
   // The tokenizer the data was packed with (--tokenizer, else one found in the --init folder, --out or the two above it):
   // checkpoints then carry it (with its chat template) and are Hugging Face model folders (docs/huggingface.md).
   fs::path ckpt_tokenizer;
@@ -298,14 +314,24 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     }
   }
 
-  OptimizerConfig ocfg;
-  ocfg.kind = parse_optimizer(o.optimizer);
-  ocfg.weight_decay = o.weight_decay;
   TensorRanges norm_ranges;  // the tensors the optimizer updates
+  const std::vector<TensorSlot> slots = optimizer_slots(store.table(), o.freeze_router, norm_ranges, o.indexer_warmup);
   // ZeRO-1 under MPI: each rank keeps optimizer state for its shard of every replica region (sharded_optimizer.hpp).
-  ShardedOptimizer optimizer(model.store(), optimizer_slots(model, o.freeze_router, norm_ranges, o.indexer_warmup),
-                             regions, ocfg, /*zero=*/true, D ? D->data.get() : nullptr);
-  const json memory = report_memory(model.store(), optimizer, D ? D->data.get() : nullptr, "trex train");
+  std::optional<ShardedOptimizer> optimizer;
+  json memory;
+  if (dev) {
+    memory = json::array({dev->memory()});
+    if (lead)
+      std::fprintf(stderr, "trex train: %s holds %.2f MiB (parameters %.2f + gradients %.2f + optimizer state %.2f + "
+                   "activations %.2f)\n", dev->describe().c_str(), memory[0]["total_bytes"].get<double>() / 1048576.0,
+                   memory[0]["param_bytes"].get<double>() / 1048576.0, memory[0]["grad_bytes"].get<double>() / 1048576.0,
+                   memory[0]["optimizer_bytes"].get<double>() / 1048576.0,
+                   memory[0]["activation_bytes"].get<double>() / 1048576.0);
+  } else {
+    optimizer.emplace(store, slots, regions, ocfg, /*zero=*/true, D ? D->data.get() : nullptr);
+    memory = report_memory(store, *optimizer, D ? D->data.get() : nullptr, "trex train");
+  }
+  auto optimizer_steps = [&] { return dev ? dev->optimizer_steps() : optimizer->steps(); };
 
   text::LoaderConfig lcfg;
   lcfg.batch_size = size_t(o.micro_batch);
@@ -316,9 +342,17 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   int64_t done = 0;  // completed optimizer steps (skipped ones included)
   double tokens_seen = 0, elapsed_before = 0;
   if (resume_dir) {
-    optimizer.load_state(*resume_dir, model.store());
     done = saved_state.at("step").get<int64_t>();
-    optimizer.set_steps(saved_state.at("optimizer_steps").get<int64_t>());
+    const int64_t t = saved_state.at("optimizer_steps").get<int64_t>();
+    if (dev) {
+      std::vector<float> m(size_t(store.canonical_numel())), v(m.size());
+      load_optimizer_state(*resume_dir, m, v);
+      dev->set_state(m, v);
+      dev->set_optimizer_steps(t);
+    } else {
+      optimizer->load_state(*resume_dir, store);
+      optimizer->set_steps(t);
+    }
     loader.restore(text::LoaderState::from_json(saved_state.at("loader")));
     guard.from_json(saved_state.at("spike_guard"));
     tokens_seen = saved_state.value("tokens_seen", 0.0);
@@ -343,7 +377,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
   const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
   if (D) {
-    D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, model, stage_plan);
+    D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, *cpu_model, stage_plan);
     if (lead && o.pp > 1)
       std::fprintf(stderr, "pipeline: %d stages balanced by forward FLOPs, 1F1B over %lld micro-batches: %s\n", o.pp,
                    (long long)o.grad_accum, D->pipeline->plan().str().c_str());
@@ -353,7 +387,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                "trex train: %s, %lld parameters, mode %s, optimizer %s%s, matmul %s, %lld x %lld x %lld tokens per step\n"
                "FLOPs: train = 3 x forward, forward = 2*N_mm + attention + indexer (DEEPSEEK_V4.md §10, MTP "
                "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (FP32)\n",
-               o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)model.store().canonical_numel(),
+               o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)store.canonical_numel(),
                o.mode.c_str(), o.optimizer.c_str(), o.freeze_router ? ", router frozen" : "",
                o.matmul == "bf16" ? "bf16 (fp32 accumulation)" : "fp32", (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
                o.peak_gflops);
@@ -364,7 +398,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
 
   auto state_json = [&](double train_seconds) {
     return json{{"step", done},
-                {"optimizer_steps", optimizer.steps()},
+                {"optimizer_steps", optimizer_steps()},
                 {"loader", loader.state().to_json()},
                 {"spike_guard", guard.to_json()},
                 {"tokens_seen", tokens_seen},
@@ -376,14 +410,21 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   std::optional<fs::path> last_ckpt = resume_dir;
   auto save = [&](double train_seconds) {
     if (D) D->beat("checkpoint");
-    // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0.
-    const ShardedOptimizer::Canonical canon = optimizer.gather_canonical(model.store(), cfg, 0);
+    // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0. On a
+    // device: its weights into the host copy and its moments in the canonical layout.
+    ShardedOptimizer::Canonical canon;
+    if (dev) {
+      dev->download();
+      dev->get_state(canon.m, canon.v);
+    } else {
+      canon = optimizer->gather_canonical(store, cfg, 0);
+    }
     if (!lead) {
       D->data->barrier();  // rank 0 writes; nobody runs ahead while it does
       return;
     }
     CheckpointWrite w;
-    w.store = canon.store ? canon.store.get() : &model.store();
+    w.store = canon.store ? canon.store.get() : &store;
     w.config = &cfg;
     w.m = canon.m;
     w.v = canon.v;
@@ -397,7 +438,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // --- the step loop: nothing large is allocated here (model arena, loader batch, optimizer state reused) ---
   std::vector<text::Batch> micro(size_t(o.grad_accum));
   std::vector<model::Batch> views(micro.size()), parts(micro.size());
-  auto grads = model.grads();
+  const std::span<float> grads = cpu_model ? cpu_model->grads() : std::span<float>{};
   ProgressBar bar("train", o.steps, o.progress && lead);
   bar.update(done);
   const bool plain_log = o.progress && lead && !ProgressBar::on_terminal();
@@ -426,12 +467,14 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                               micro[a].loss_mask.data()};
     model::Losses sum;
     double comm_s = 0, compute_s = 0, bubble_s = 0;
-    if (!D) {
-      sum = accumulate_gradients(model, views);
+    if (dev) {
+      sum = dev->accumulate(views);
+    } else if (!D) {
+      sum = accumulate_gradients(*cpu_model, views);
     } else {
       // This rank's slice of every micro-batch, normalised by the whole micro-batch's target counts (so the
       // average over ranks is the one-process mean); the bucketed all-reduce overlaps the last backward.
-      model.zero_grad();
+      cpu_model->zero_grad();
       const int64_t rows = o.micro_batch / D->data_ranks, first = D->data_index * rows;
       const double inv = 1.0 / double(views.size());
       for (size_t a = 0; a < views.size(); ++a) {
@@ -449,7 +492,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       sum = D->pipeline->run(parts, [&] { sync->arm(); }, [&](const char* phase) { D->beat(phase); });
       D->beat("gradient all-reduce");
       const dist::GradSyncStats st = sync->finish();
-      if (views.size() > 1) model.scale_grads(float(inv));
+      if (views.size() > 1) cpu_model->scale_grads(float(inv));
       Timer red_t;
       std::vector<double> red = {sum.total, sum.ce, sum.mtp, sum.balance, sum.indexer};  // per-stage shares
       D->data->all_reduce_sum(red);
@@ -461,9 +504,14 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       compute_s = D->pipeline->stats().compute_seconds - ep_wait;
       D->beat("optimizer");
     }
-    if (step == o.inject_nan_step) grads[norm_ranges.front().first] = std::numeric_limits<float>::quiet_NaN();
+    if (step == o.inject_nan_step) {
+      if (dev)
+        dev->poison_gradient(norm_ranges.front().first);
+      else
+        grads[size_t(norm_ranges.front().first)] = std::numeric_limits<float>::quiet_NaN();
+    }
 
-    const double gnorm = optimizer.grad_norm(grads);  // each element once, over the world
+    const double gnorm = dev ? dev->grad_norm() : optimizer->grad_norm(grads);  // each element once, over the world
     if (!std::isfinite(sum.total) || !std::isfinite(gnorm)) {
       std::string msg = fmt::format(
           "non-finite {} at step {} (loss {}, grad norm {}): stopped before updating the weights; last "
@@ -480,8 +528,13 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     SpikeVerdict verdict = guard.check(sum.total, gnorm);
     double clip_scale = 1;
     if (!verdict.skip) {
-      clip_scale = optimizer.update(model.params(), grads, gnorm, o.clip, lr);
-      if (!o.freeze_router && !o.indexer_warmup) model.update_gate_bias();
+      clip_scale = dev ? dev->update(gnorm, o.clip, lr) : optimizer->update(store.params(), grads, gnorm, o.clip, lr);
+      if (!o.freeze_router && !o.indexer_warmup) {
+        if (dev)
+          dev->update_gate_bias();
+        else
+          cpu_model->update_gate_bias();
+      }
     }
     done = step;
     tokens_seen += double(tokens_per_step);
@@ -496,7 +549,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     const double tok_s = double(tokens_per_step) / dt;
     const double tflops = fpt.train * tok_s / 1e12;
     const double mfu = fpt.train * tok_s / (o.peak_gflops * 1e9);
-    LoadStats ls = expert_load_stats(model);
+    LoadStats ls = dev ? expert_load_stats(*dev) : expert_load_stats(*cpu_model);
     if (std::isnan(first_loss)) first_loss = sum.total;
     last_loss = sum.total;
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/device_step.hpp"
 #include "train/optimizer.hpp"
 
 namespace trex::train {
@@ -66,6 +67,10 @@ struct TrainOptions {
   // replicas (train/sharded_optimizer.hpp).
   int dp = 1, ep = 1, pp = 1;
   double watchdog_s = 300;  // distributed: abort the job after this long without progress (a peer died/hangs)
+  // The model and optimizer on a device (train/device_step.hpp; `trex train --device cuda` sets the CUDA one);
+  // empty: the CPU. One process only. Not part of the resume identity: a run moves between devices through its
+  // checkpoints.
+  DeviceStepFactory device_step;
 };
 
 // Checks the options without touching the disk beyond reading; throws trex::Error with a clear message.

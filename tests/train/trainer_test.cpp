@@ -3,7 +3,8 @@
 // checkpoint loadable; a non-finite gradient stops with a clear error and an intact checkpoint; SFT with a
 // frozen router leaves the router untouched; the dense indexer warm-up trains only the indexer; bad options
 // fail before anything is written; checkpoints carry their tokenizer; a folder in transformers' layout generates
-// and initialises training.
+// and initialises training; the trainer's device branch (TrainOptions::device_step, what --device cuda takes),
+// driven by the CPU device step, writes the CPU path's bytes, and checkpoints resume across the two branches.
 #include <gtest/gtest.h>
 
 #include "cpu_features.hpp"
@@ -25,6 +26,7 @@
 #include "model/config.hpp"
 #include "model/params.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "train/cpu_device_step.hpp"
 #include "train/train_checkpoint.hpp"
 #include "train/trainer.hpp"
 #include "util/atomic_file.hpp"
@@ -428,4 +430,87 @@ TEST_F(TrainTest, Bf16MatmulIsDeterministicAndCloseToFp32) {
   // The precision is part of the resume identity.
   int rc = std::system((cli("bf16_a", steps + 1, "--resume") + " >/dev/null 2>&1").c_str());
   EXPECT_NE(rc, 0) << "resuming a bf16 run in fp32 must be refused";
+}
+
+// The device branch of the trainer (what `--device cuda` runs through) driven by the CPU device step, which makes
+// exactly the CPU path's calls: the same metrics and checkpoint bytes, with clipping active, under AdamW and Muon;
+// a NaN gradient stops it as it stops the CPU path; more than one process is refused.
+TEST_F(TrainTest, DeviceBranchWritesTheCpuPathsBytes) {
+  for (const char* opt : {"adamw", "muon"}) {
+    auto o = base(std::string("cpu_") + opt);
+    o.steps = 4;
+    o.optimizer = opt;
+    o.clip = 0.05;  // below the tiny model's gradient norms: every step is clipped
+    trex::train::train(o);
+    auto d = o;
+    d.out = dir / (std::string("dev_") + opt);
+    d.device_step = [](const trex::train::DeviceStepConfig& c) {
+      return std::make_unique<trex::train::CpuDeviceStep>(c);
+    };
+    trex::train::train(d);
+    auto a = read_metrics(o.out / "metrics.jsonl"), b = read_metrics(d.out / "metrics.jsonl");
+    ASSERT_EQ(a.size(), 4u);
+    ASSERT_EQ(b.size(), 4u);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_LT(a[i]["clip_scale"].get<double>(), 1.0) << opt << " step " << i + 1 << ": clipping not exercised";
+      for (const char* k : {"loss", "lm_loss", "mtp_loss", "balance_loss", "grad_norm", "clip_scale", "lr",
+                            "expert_load_max_mean"})
+        EXPECT_EQ(a[i][k].get<double>(), b[i][k].get<double>()) << opt << " step " << i + 1 << " " << k;
+    }
+    EXPECT_EQ(b[0]["memory_per_rank"][0]["device"], "cpu");
+    for (const char* f : {"model.safetensors", "optimizer/optimizer.safetensors"})
+      EXPECT_TRUE(trex::read_file(o.out / "step-00000004" / f) == trex::read_file(d.out / "step-00000004" / f))
+          << opt << " " << f;
+  }
+  auto bad = base("bad");
+  bad.device_step = [](const trex::train::DeviceStepConfig& c) {
+    return std::make_unique<trex::train::CpuDeviceStep>(c);
+  };
+  bad.dp = 2;
+  try {
+    trex::train::validate_options(bad);
+    ADD_FAILURE() << "a device run over two processes was accepted";
+  } catch (const trex::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runs one process"), std::string::npos) << e.what();
+  }
+  bad.dp = 1;
+  bad.steps = 3;
+  bad.inject_nan_step = 2;
+  try {
+    trex::train::train(bad);
+    ADD_FAILURE() << "a NaN gradient on the device branch did not stop the run";
+  } catch (const trex::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite gradient at step 2"), std::string::npos) << e.what();
+  }
+}
+
+// A checkpoint of either branch resumes on the other and continues exactly like the uninterrupted run: the
+// optimizer moments travel in the checkpoint layout (DeviceStep::get_state / set_state) and the weights through
+// the host copy.
+TEST_F(TrainTest, CheckpointsResumeAcrossTheCpuAndDeviceBranches) {
+  auto step = [](const trex::train::DeviceStepConfig& c) { return std::make_unique<trex::train::CpuDeviceStep>(c); };
+  auto ref = base("ref");
+  ref.steps = 4;
+  ref.save_every = 2;
+  ref.optimizer = "muon";
+  trex::train::train(ref);
+  auto dev_ref = ref;
+  dev_ref.out = dir / "dev_ref";
+  dev_ref.device_step = step;
+  trex::train::train(dev_ref);
+  // (from, to): the CPU run's step-2 checkpoint finished on the device branch, the device run's on the CPU path
+  for (auto [from, resumed, to_device] : {std::tuple{ref.out, dir / "cpu_to_dev", true},
+                                          std::tuple{dev_ref.out, dir / "dev_to_cpu", false}}) {
+    fs::create_directories(resumed);
+    fs::copy(from / "step-00000002", resumed / "step-00000002", fs::copy_options::recursive);
+    trex::write_file_atomic(resumed / "latest", "step-00000002");
+    auto o = ref;
+    o.out = resumed;
+    o.resume = true;
+    if (to_device) o.device_step = step;
+    trex::train::train(o);
+    for (const char* f : {"model.safetensors", "optimizer/optimizer.safetensors"})
+      EXPECT_TRUE(trex::read_file(ref.out / "step-00000004" / f) == trex::read_file(resumed / "step-00000004" / f))
+          << resumed.filename() << " " << f;
+  }
 }

@@ -1,0 +1,49 @@
+// train::DeviceStep on the CPU: the CPU model and the one-process ShardedOptimizer behind the device interface,
+// with exactly the calls the trainer's CPU path makes (accumulate_gradients, grad_norm, update, update_gate_bias),
+// so a run through it writes the bytes of a plain CPU run. It is the reference the CUDA step is compared with
+// (tests/cuda/gpu/train_step_test.cpp) and what the CPU tests drive the trainer's device branch with
+// (tests/train/device_step_test.cpp); `trex train --device cpu` keeps the trainer's own path.
+#pragma once
+#include <memory>
+#include <optional>
+
+#include "nn/gemm_bf16.hpp"
+
+#include "train/device_step.hpp"
+#include "train/sharded_optimizer.hpp"
+#include "train/train_step.hpp"
+
+namespace trex::train {
+
+class CpuDeviceStep : public DeviceStep {
+ public:
+  explicit CpuDeviceStep(const DeviceStepConfig& cfg);
+
+  std::string describe() const override;
+  model::ParamStore& host() override { return model_.store(); }
+  void upload() override {}    // the host copy is the model's own store
+  void download() override {}
+  model::Losses accumulate(std::span<const model::Batch> micro) override;
+  void poison_gradient(int64_t offset) override;
+  double grad_norm() override;
+  double update(double norm, double clip, double lr) override;
+  void update_gate_bias() override { model_.update_gate_bias(); }
+  int64_t n_moe_blocks() const override { return model_.n_moe_blocks(); }
+  std::span<const int64_t> expert_load(int64_t block) const override { return model_.expert_load(block); }
+  int64_t optimizer_steps() const override { return optimizer_->steps(); }
+  void set_optimizer_steps(int64_t t) override { optimizer_->set_steps(t); }
+  void get_state(std::vector<float>& m, std::vector<float>& v) override;
+  void set_state(std::span<const float> m, std::span<const float> v) override;
+  nlohmann::json memory() const override;
+
+  model::Model& model() { return model_; }
+
+ private:
+  DeviceStepConfig cfg_;
+  std::optional<nn::Bf16MatmulScope> bf16_;  // --matmul bf16: the CPU's bf16 products while this step lives
+  model::Model model_;
+  TensorRanges updated_;
+  std::unique_ptr<ShardedOptimizer> optimizer_;
+};
+
+}  // namespace trex::train

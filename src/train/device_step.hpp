@@ -1,0 +1,74 @@
+// The model and optimizer of a one-process `trex train` run on a device (--device cuda): what the step loop asks
+// of them. The trainer keeps everything that is not arithmetic on the weights — data order, LR schedule, spike
+// guard, NaN check, metrics, checkpoints and resume — so a run on a device writes the same files, resumes the same
+// way and resumes from (or into) a CPU run's checkpoints. CpuDeviceStep (cpu_device_step.hpp) implements this
+// over the CPU model and optimizer with exactly the trainer's own calls: the oracle the CUDA implementation
+// (cuda/gpu_train_step.hpp) is checked against, and what lets the CPU tests drive the trainer's device branch.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.hpp"
+#include "model/model.hpp"
+#include "model/params.hpp"
+#include "train/optimizer.hpp"
+
+namespace trex::train {
+
+struct DeviceStepConfig {
+  model::ModelConfig model;
+  OptimizerConfig optimizer;
+  bool freeze_router = false;  // optimizer_slots' rules
+  bool indexer_only = false;   // dense indexer warm-up: only the indexers are updated
+  std::string matmul = "fp32"; // "fp32" | "bf16" products (fp32 accumulation, fp32 master weights)
+};
+
+class DeviceStep {
+ public:
+  virtual ~DeviceStep() = default;
+
+  // One line for the log: the device, its memory, the products.
+  virtual std::string describe() const = 0;
+
+  // The weights: written into host() (initialisation, a checkpoint's weights), then upload(); download() brings
+  // the device's current weights back into host() (before a checkpoint is written).
+  virtual model::ParamStore& host() = 0;
+  virtual void upload() = 0;
+  virtual void download() = 0;
+
+  // train::accumulate_gradients' contract: gradients zeroed, every micro-batch's forward and backward, gradients
+  // and losses averaged over them. Returns the averaged losses.
+  virtual model::Losses accumulate(std::span<const model::Batch> micro) = 0;
+  // Test hook (--inject-nan-step): a NaN into the gradient at this flat offset.
+  virtual void poison_gradient(int64_t offset) = 0;
+  // The L2 norm of the gradients of the tensors the optimizer updates.
+  virtual double grad_norm() = 0;
+  // Global-norm clip to `clip` (<= 0: off) given the norm, then one optimizer step at lr. Returns the clip scale.
+  virtual double update(double norm, double clip, double lr) = 0;
+  // The auxiliary-loss-free gate-bias update on the last forward's expert loads.
+  virtual void update_gate_bias() = 0;
+  virtual int64_t n_moe_blocks() const = 0;
+  virtual std::span<const int64_t> expert_load(int64_t block) const = 0;
+
+  virtual int64_t optimizer_steps() const = 0;
+  virtual void set_optimizer_steps(int64_t t) = 0;
+  // The optimizer moments in the checkpoint layout (one flat buffer per moment over the whole parameter table,
+  // zeros where a tensor keeps no such state: what ShardedOptimizer::gather_canonical gives in one process).
+  virtual void get_state(std::vector<float>& m, std::vector<float>& v) = 0;
+  virtual void set_state(std::span<const float> m, std::span<const float> v) = 0;
+
+  // Bytes held: {"rank": 0, "device", "param_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes",
+  // "total_bytes"} (report_memory's fields, with the device's activation arena).
+  virtual nlohmann::json memory() const = 0;
+};
+
+// Makes the step of a device; set by the front end that links the device (the trex executable in CUDA builds).
+using DeviceStepFactory = std::function<std::unique_ptr<DeviceStep>(const DeviceStepConfig&)>;
+
+}  // namespace trex::train
