@@ -30,21 +30,21 @@ class DeviceOptimizer {
   int64_t steps() const { return t_; }
   void set_steps(int64_t t) { t_ = t; }
   const std::vector<train::TensorSlot>& tensors() const { return tensors_; }
-  bool is_muon(size_t i) const { return muon_[i]; }
+  bool is_muon(size_t i) const { return layout_.muon[i]; }
+  const train::StateLayout& layout() const { return layout_; }
 
   // The state in train::Optimizer's state_m() / state_v() layout and sizes (synchronous copies).
-  int64_t state_m_size() const { return nm_; }
-  int64_t state_v_size() const { return nv_; }
+  int64_t state_m_size() const { return layout_.m_size; }
+  int64_t state_v_size() const { return layout_.v_size; }
   void download_state(std::span<float> m, std::span<float> v, cudaStream_t stream) const;
   void upload_state(std::span<const float> m, std::span<const float> v, cudaStream_t stream);
 
  private:
   std::vector<train::TensorSlot> tensors_;
-  std::vector<bool> muon_;
-  std::vector<int64_t> m_off_, v_off_;
   train::OptimizerConfig cfg_;
+  train::StateLayout layout_;
   GemmType ns_type_;
-  int64_t nm_ = 0, nv_ = 0, t_ = 0;
+  int64_t t_ = 0;
   DeviceBuffer m_, v_;
   std::unique_ptr<DeviceArena> scratch_;  // Muon: momentum copy + Newton–Schulz temporaries of the largest matrix
 };

@@ -1,7 +1,10 @@
 // The CPU implementation of the device step (cpu_device_step.hpp).
 #include "train/cpu_device_step.hpp"
 
+#include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "util/error.hpp"
 
@@ -16,10 +19,8 @@ const DeviceStepConfig& checked(const DeviceStepConfig& cfg) {
 
 CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg) : cfg_(checked(cfg)), model_(cfg.model) {
   if (cfg.matmul == "bf16") bf16_.emplace();  // throws when this CPU lacks AVX512_BF16
-  const int64_t n = int64_t(model_.params().size());
-  optimizer_ = std::make_unique<ShardedOptimizer>(
-      model_.store(), optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
-      std::vector<dist::ParamRegion>{{0, n, nullptr, dist::kStageGroup}}, cfg.optimizer, /*zero=*/true, nullptr);
+  optimizer_ = std::make_unique<Optimizer>(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
+                                           int64_t(model_.params().size()), cfg.optimizer);
 }
 
 std::string CpuDeviceStep::describe() const {
@@ -34,25 +35,30 @@ void CpuDeviceStep::poison_gradient(int64_t offset) {
   model_.grads()[size_t(offset)] = std::numeric_limits<float>::quiet_NaN();
 }
 
-double CpuDeviceStep::grad_norm() { return optimizer_->grad_norm(model_.grads()); }
+double CpuDeviceStep::grad_norm() { return std::sqrt(grad_sq_sum(model_.grads(), updated_)); }
 
 double CpuDeviceStep::update(double norm, double clip, double lr) {
-  return optimizer_->update(model_.params(), model_.grads(), norm, clip, lr);
+  const double scale = clip_scale(norm, clip);
+  optimizer_->step(model_.params(), model_.grads(), lr, float(scale));
+  return scale;
 }
 
+// One process, one unsharded store: a tensor's canonical offset is its offset.
 void CpuDeviceStep::get_state(std::vector<float>& m, std::vector<float>& v) {
-  ShardedOptimizer::Canonical c = optimizer_->gather_canonical(model_.store(), cfg_.model, 0);
-  m = std::move(c.m);
-  v = std::move(c.v);
+  optimizer_->layout().expand(optimizer_->tensors(), optimizer_->state_m(), optimizer_->state_v(), m, v,
+                              int64_t(model_.params().size()));
 }
 
 void CpuDeviceStep::set_state(std::span<const float> m, std::span<const float> v) {
-  optimizer_->load_state(m, v, model_.store());
+  if (m.size() != model_.params().size() || v.size() != m.size())
+    throw Error("optimizer state of " + std::to_string(m.size()) + " + " + std::to_string(v.size()) +
+                " floats, the model needs " + std::to_string(model_.params().size()) + " each");
+  optimizer_->layout().compact(optimizer_->tensors(), m, v, optimizer_->state_m(), optimizer_->state_v());
 }
 
 nlohmann::json CpuDeviceStep::memory() const {
   const int64_t p = int64_t(model_.store().params().size()) * 4, g = int64_t(model_.store().grads().size()) * 4,
-                o = optimizer_->state_floats() * 4;
+                o = int64_t(optimizer_->state_m().size() + optimizer_->state_v().size()) * 4;
   return {{"rank", 0},          {"device", "cpu"},       {"param_bytes", p},     {"grad_bytes", g},
           {"optimizer_bytes", o}, {"activation_bytes", 0}, {"total_bytes", p + g + o}};
 }

@@ -1,6 +1,8 @@
-// train::DeviceStep on the CPU: the CPU model and the one-process ShardedOptimizer behind the device interface,
-// with exactly the calls the trainer's CPU path makes (accumulate_gradients, grad_norm, update, update_gate_bias),
-// so a run through it writes the bytes of a plain CPU run. It is the reference the CUDA step is compared with
+// train::DeviceStep on the CPU: the CPU model and train::Optimizer behind the device interface, with the
+// arithmetic of the trainer's one-process CPU path (accumulate_gradients; the norm of grad_sq_sum over the updated
+// tensors; clip_scale; Optimizer::step; update_gate_bias — what ShardedOptimizer does with one region and no
+// group), so a run through it writes the bytes of a plain CPU run (tests/train/trainer_test.cpp). It needs no MPI,
+// so the standalone GPU build has it too. It is the reference the CUDA step is compared with
 // (tests/cuda/gpu/train_step_test.cpp) and what the CPU tests drive the trainer's device branch with
 // (tests/train/device_step_test.cpp); `trex train --device cpu` keeps the trainer's own path.
 #pragma once
@@ -10,7 +12,7 @@
 #include "nn/gemm_bf16.hpp"
 
 #include "train/device_step.hpp"
-#include "train/sharded_optimizer.hpp"
+#include "train/optimizer.hpp"
 #include "train/train_step.hpp"
 
 namespace trex::train {
@@ -43,7 +45,7 @@ class CpuDeviceStep : public DeviceStep {
   std::optional<nn::Bf16MatmulScope> bf16_;  // --matmul bf16: the CPU's bf16 products while this step lives
   model::Model model_;
   TensorRanges updated_;
-  std::unique_ptr<ShardedOptimizer> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
 };
 
 }  // namespace trex::train

@@ -42,24 +42,50 @@ bool uses_adamw_under_muon(const TensorSlot& t) {
          ends_with(n, "attn_sink") || ends_with(n, ".ape");
 }
 
+StateLayout::StateLayout(const std::vector<TensorSlot>& tensors, const OptimizerConfig& config) {
+  for (const auto& t : tensors) {
+    const bool mu = config.kind == OptimizerKind::Muon && t.trainable && !uses_adamw_under_muon(t);
+    muon.push_back(mu);
+    m_off.push_back(t.trainable ? m_size : -1);
+    v_off.push_back(t.trainable && !mu ? v_size : -1);
+    if (t.trainable) m_size += t.numel;
+    if (t.trainable && !mu) v_size += t.numel;
+  }
+}
+
+void StateLayout::expand(const std::vector<TensorSlot>& tensors, std::span<const float> m, std::span<const float> v,
+                         std::vector<float>& flat_m, std::vector<float>& flat_v, int64_t total_numel) const {
+  flat_m.assign(size_t(total_numel), 0.0f);
+  flat_v.assign(size_t(total_numel), 0.0f);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorSlot& t = tensors[i];
+    if (m_off[i] >= 0) std::copy_n(m.begin() + m_off[i], t.numel, flat_m.begin() + t.offset);
+    if (v_off[i] >= 0) std::copy_n(v.begin() + v_off[i], t.numel, flat_v.begin() + t.offset);
+  }
+}
+
+void StateLayout::compact(const std::vector<TensorSlot>& tensors, std::span<const float> flat_m,
+                          std::span<const float> flat_v, std::span<float> m, std::span<float> v) const {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorSlot& t = tensors[i];
+    if (m_off[i] >= 0) std::copy_n(flat_m.begin() + t.offset, t.numel, m.begin() + m_off[i]);
+    if (v_off[i] >= 0) std::copy_n(flat_v.begin() + t.offset, t.numel, v.begin() + v_off[i]);
+  }
+}
+
 Optimizer::Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, OptimizerConfig config)
-    : tensors_(std::move(tensors)), cfg_(config) {
-  int64_t biggest = 0, biggest_side = 0, nm = 0, nv = 0;
-  for (const auto& t : tensors_) {
+    : tensors_(std::move(tensors)), cfg_(config), layout_(tensors_, cfg_) {
+  int64_t biggest = 0, biggest_side = 0;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorSlot& t = tensors_[i];
     if (t.offset < 0 || t.offset + t.numel > total_numel) throw Error("optimizer: tensor " + t.name + " out of range");
-    bool muon = cfg_.kind == OptimizerKind::Muon && t.trainable && !uses_adamw_under_muon(t);
-    muon_.push_back(muon);
-    m_off_.push_back(t.trainable ? nm : -1);
-    v_off_.push_back(t.trainable && !muon ? nv : -1);
-    if (t.trainable) nm += t.numel;
-    if (t.trainable && !muon) nv += t.numel;
-    if (muon) {
+    if (layout_.muon[i]) {
       biggest = std::max(biggest, t.numel);
       biggest_side = std::max(biggest_side, std::min(t.rows, t.cols));
     }
   }
-  m_.assign(std::size_t(nm), 0.0f);
-  v_.assign(std::size_t(nv), 0.0f);  // AdamW second moments only
+  m_.assign(std::size_t(layout_.m_size), 0.0f);
+  v_.assign(std::size_t(layout_.v_size), 0.0f);  // AdamW second moments only
   x_.assign(std::size_t(biggest), 0.0f);
   tmp_.assign(std::size_t(biggest), 0.0f);
   a_.assign(std::size_t(biggest_side * biggest_side), 0.0f);
@@ -67,7 +93,7 @@ Optimizer::Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, Optim
 }
 
 std::span<float> Optimizer::moment(std::size_t i, int which) {
-  const int64_t at = which == 0 ? m_off_[i] : v_off_[i];
+  const int64_t at = which == 0 ? layout_.m_off[i] : layout_.v_off[i];
   if (at < 0) return {};
   return std::span<float>(which == 0 ? m_ : v_).subspan(size_t(at), size_t(tensors_[i].numel));
 }
@@ -79,7 +105,7 @@ void Optimizer::step(std::span<float> params, std::span<const float> grads, doub
     if (!t.trainable) continue;
     float* p = params.data() + t.offset;
     const float* g = grads.data() + t.offset;
-    if (muon_[i])
+    if (layout_.muon[i])
       muon_tensor(i, p, g, grad_scale, lr);
     else
       adamw_tensor(i, p, g, grad_scale, lr);
@@ -91,8 +117,8 @@ void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, float gs
   const double b1 = cfg_.beta1, b2 = cfg_.beta2;
   const double bc1 = 1.0 - std::pow(b1, double(t_)), bc2 = 1.0 - std::pow(b2, double(t_));
   const double wd = (t.ndim >= 2 || cfg_.decay_1d) ? cfg_.weight_decay : 0.0;
-  float* m = m_.data() + m_off_[idx];
-  float* v = v_.data() + v_off_[idx];
+  float* m = m_.data() + layout_.m_off[idx];
+  float* v = v_.data() + layout_.v_off[idx];
   const float decay = float(1.0 - lr * wd);
   const float fb1 = float(b1), fb2 = float(b2);
   const float step = float(lr / bc1), inv_sqrt_bc2 = float(1.0 / std::sqrt(bc2)), eps = float(cfg_.eps);
@@ -109,7 +135,7 @@ void Optimizer::adamw_tensor(std::size_t idx, float* p, const float* g, float gs
 
 void Optimizer::muon_tensor(std::size_t idx, float* p, const float* g, float gs, double lr) {
   const TensorSlot& t = tensors_[idx];
-  float* m = m_.data() + m_off_[idx];
+  float* m = m_.data() + layout_.m_off[idx];
   const float mu = float(cfg_.muon_momentum);
   const int64_t n = t.numel;
   for (int64_t i = 0; i < n; ++i) m[i] = mu * m[i] + g[i] * gs;

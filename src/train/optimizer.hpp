@@ -40,6 +40,22 @@ struct TensorSlot {
 // True when DeepSeek-V4's split puts the tensor on AdamW even under Muon.
 bool uses_adamw_under_muon(const TensorSlot& t);
 
+// The compact state layout (Optimizer::state_m / state_v, and the device optimizer's, cuda/device_optimizer.hpp):
+// per tensor, whether Muon updates it and where its first moment / momentum (m) and its AdamW second moment (v)
+// start, -1 where it keeps none; tensors in slot order, trainable ones only.
+struct StateLayout {
+  StateLayout(const std::vector<TensorSlot>& tensors, const OptimizerConfig& config);
+  std::vector<bool> muon;
+  std::vector<int64_t> m_off, v_off;
+  int64_t m_size = 0, v_size = 0;
+  // Between the compact layout and the checkpoints' (one buffer per moment over the whole flat parameter buffer,
+  // tensor i's slice at its offset, zeros where it keeps none; the flat buffers hold `total_numel` floats).
+  void expand(const std::vector<TensorSlot>& tensors, std::span<const float> m, std::span<const float> v,
+              std::vector<float>& flat_m, std::vector<float>& flat_v, int64_t total_numel) const;
+  void compact(const std::vector<TensorSlot>& tensors, std::span<const float> flat_m, std::span<const float> flat_v,
+               std::span<float> m, std::span<float> v) const;
+};
+
 class Optimizer {
  public:
   Optimizer(std::vector<TensorSlot> tensors, int64_t total_numel, OptimizerConfig config);
@@ -52,7 +68,8 @@ class Optimizer {
   const OptimizerConfig& config() const { return cfg_; }
   const std::vector<TensorSlot>& tensors() const { return tensors_; }
   // Which tensors Muon updates (for logs and tests).
-  bool is_muon(std::size_t tensor_index) const { return muon_[tensor_index]; }
+  bool is_muon(std::size_t tensor_index) const { return layout_.muon[tensor_index]; }
+  const StateLayout& layout() const { return layout_; }
 
   // State for exact resume: first/second moments (AdamW) and momentum (Muon) share `m`; `v` is AdamW only.
   // Compact buffers: moment(i, 0) / moment(i, 1) is tensor i's slice of m / v, empty where it keeps none.
@@ -70,10 +87,9 @@ class Optimizer {
   void muon_tensor(std::size_t i, float* p, const float* g, float gs, double lr);
 
   std::vector<TensorSlot> tensors_;
-  std::vector<bool> muon_;
   OptimizerConfig cfg_;
+  StateLayout layout_;
   std::vector<float> m_, v_;
-  std::vector<int64_t> m_off_, v_off_;
   // Newton-Schulz workspace, sized for the largest matrix once.
   std::vector<float> x_, a_, b_, tmp_;
   int64_t t_ = 0;

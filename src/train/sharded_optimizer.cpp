@@ -99,30 +99,19 @@ void ShardedOptimizer::load_state(const std::filesystem::path& dir, const model:
     if (view.info->dtype != model::DType::F32 || view.bytes.size() != want)
       throw Error(fmt::format("{}: optimizer tensor '{}' has {} bytes, the model needs {} (different model?)",
                               f.source(), name, view.bytes.size(), want));
-    load_moment(view.bytes.data(), name[0] == 'm' ? 0 : 1, store);
-  }
-}
-
-void ShardedOptimizer::load_state(std::span<const float> m, std::span<const float> v,
-                                  const model::ParamStore& store) {
-  const size_t want = size_t(store.canonical_numel());
-  if (m.size() != want || v.size() != want)
-    throw Error(fmt::format("optimizer state of {} + {} floats, the model needs {} each", m.size(), v.size(), want));
-  load_moment(reinterpret_cast<const std::byte*>(m.data()), 0, store);
-  load_moment(reinterpret_cast<const std::byte*>(v.data()), 1, store);
-}
-
-// Each tensor's slice of one canonical moment (bytes: a mapped file need not be float-aligned).
-void ShardedOptimizer::load_moment(const std::byte* src, int which, const model::ParamStore& store) {
-  for (Part& p : parts_) {
-    const auto& ts = p.opt->tensors();
-    for (size_t i = 0; i < ts.size(); ++i) {
-      const std::span<float> dst = p.opt->moment(i, which);  // empty: keeps no such state
-      const int64_t canon = store.info(ts[i].name).canonical_offset;
-      if (!dst.empty()) std::memcpy(dst.data(), src + canon * int64_t(sizeof(float)), dst.size_bytes());
+    const std::byte* src = view.bytes.data();
+    const int which = name[0] == 'm' ? 0 : 1;
+    for (Part& p : parts_) {
+      const auto& ts = p.opt->tensors();
+      for (size_t i = 0; i < ts.size(); ++i) {
+        const std::span<float> dst = p.opt->moment(i, which);  // empty: keeps no such state
+        const int64_t canon = store.info(ts[i].name).canonical_offset;
+        if (!dst.empty()) std::memcpy(dst.data(), src + canon * int64_t(sizeof(float)), dst.size_bytes());
+      }
     }
   }
 }
+
 
 namespace {
 

@@ -49,8 +49,6 @@ class ShardedOptimizer {
   int64_t state_floats() const;
   // Exact resume: this rank's slices of the canonical moments of checkpoint folder `dir`.
   void load_state(const std::filesystem::path& dir, const model::ParamStore& store);
-  // The same from canonical moments in memory (store.canonical_numel() floats each).
-  void load_state(std::span<const float> m, std::span<const float> v, const model::ParamStore& store);
 
   // Canonical weights and moments (collective over the world). On `root`: store = a full unsharded copy
   // (weights and hash tables) — or nullptr in one process with an unsharded store, which is canonical already —
@@ -62,7 +60,6 @@ class ShardedOptimizer {
   Canonical gather_canonical(const model::ParamStore& store, const model::ModelConfig& cfg, int root) const;
 
  private:
-  void load_moment(const std::byte* canonical, int which, const model::ParamStore& store);
   struct Part {
     dist::ParamRegion region;
     int64_t opt_begin = 0, opt_count = 0;           // the optimizer's range (absolute local offsets)

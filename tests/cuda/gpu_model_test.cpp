@@ -1,5 +1,5 @@
-// The GPU model's host side, without a device (CUDA builds): cuda::Model refuses to start without a usable device
-// and says why; the 1B bench preset is what docs/cuda.md says (about 1B parameters, Flash's layer types) and fits
+// The GPU model's host side, without a device (CUDA builds): cuda::Model and the trainer's CUDA step refuse to
+// start without a usable device and say why; the 1B bench preset is what docs/cuda.md says (about 1B parameters, Flash's layer types) and fits
 // the device kernels' stated limits, so the bench cannot fail on a GPU for a reason visible here.
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 
 #include "cuda/device.hpp"
 #include "cuda/gpu_model.hpp"
+#include "cuda/gpu_train_step.hpp"
 #include "cuda/moe_route.hpp"
 #include "cuda/ops.hpp"
 #include "cuda/sparse_attention.hpp"
@@ -26,6 +27,18 @@ TEST(CudaModelHost, RefusesToStartWithoutADeviceAndSaysWhy) {
     const std::string what = e.what();
     EXPECT_NE(what.find("no usable CUDA device"), std::string::npos) << what;
     EXPECT_NE(what.find(cuda::availability().reason), std::string::npos) << what;
+  }
+}
+
+TEST(CudaModelHost, TrainStepRefusesToStartWithoutADeviceAndSaysWhy) {
+  if (cuda::available()) GTEST_SKIP() << "a CUDA device is present here: the gpu-labelled CudaModel tests cover it";
+  train::DeviceStepConfig c;
+  c.model = model::ModelConfig::preset("tiny");
+  try {
+    cuda::make_gpu_train_step(c);
+    FAIL() << "the CUDA train step started without a device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(cuda::availability().reason), std::string::npos) << e.what();
   }
 }
 

@@ -12,9 +12,11 @@
 
 #include "cuda/device_optimizer.hpp"
 #include "cuda/gpu_model.hpp"
+#include "cuda/gpu_train_step.hpp"
 #include "cuda/stream.hpp"
 #include "model/model.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "train/cpu_device_step.hpp"
 #include "train/train_step.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
@@ -285,6 +287,112 @@ CurveParity compare_training(const model::ModelConfig& cfg, GemmType type, train
     const size_t k = size_t(s);
     for (double v : {rel(r.cpu_resumed_from_gpu.back(), r.cpu[k]), rel(r.gpu_resumed_from_cpu.back(), r.cpu[k])})
       r.worst_resume_rel = std::max(r.worst_resume_rel, std::isnan(v) ? INFINITY : v);
+  }
+  return r;
+}
+
+bool TrainStepParity::ok() const {
+  return worst_loss_rel <= bound && worst_norm_rel <= bound && worst_clip_rel <= bound && worst_resume_rel <= bound &&
+         state_round_trip_bitwise && poisoned_norm_is_nan && clipped_every_step;
+}
+
+std::string TrainStepParity::str() const {
+  std::string s = "device train step vs the CPU step:";
+  char buf[160];
+  for (size_t i = 0; i < cpu_loss.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " [%zu] loss %.6f/%.6f norm %.4g/%.4g", i + 1, cpu_loss[i], gpu_loss[i],
+                  cpu_norm[i], gpu_norm[i]);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                " | worst rel: loss %.2e, norm %.2e, clip %.2e, CPU resumed from the GPU at step %lld %.2e (bound "
+                "%.2e)",
+                worst_loss_rel, worst_norm_rel, worst_clip_rel, (long long)resume_at, worst_resume_rel, bound);
+  s += buf;
+  s += state_round_trip_bitwise ? " | state round trip bitwise" : " | STATE ROUND TRIP CHANGED BITS";
+  s += poisoned_norm_is_nan ? ", poisoned norm NaN" : ", POISONED NORM FINITE";
+  s += clipped_every_step ? ", every step clipped" : ", NOT EVERY STEP CLIPPED";
+  return s;
+}
+
+TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type, train::OptimizerKind kind,
+                                    int64_t steps, int64_t accum, double clip, double lr, uint64_t seed, int64_t B,
+                                    int64_t T) {
+  if (steps < 2) throw Error("compare_train_steps: at least 2 steps (it resumes halfway)");
+  train::DeviceStepConfig dc;
+  dc.model = cfg;
+  dc.optimizer.kind = kind;
+  dc.matmul = type == GemmType::bf16 ? "bf16" : "fp32";
+  train::CpuDeviceStep cpu(dc);
+  const std::unique_ptr<train::DeviceStep> gpu = make_gpu_train_step(dc);
+  model::init_params(cpu.host(), cfg, seed);
+  model::init_params(gpu->host(), cfg, seed);
+  cpu.upload();
+  gpu->upload();
+
+  TrainStepParity r;
+  r.bound = kCurveBound;
+  r.resume_at = steps / 2;
+  r.clipped_every_step = true;
+  std::unique_ptr<train::CpuDeviceStep> resumed;
+  auto batches = [&](int64_t s) {
+    std::vector<BatchData> d;
+    for (int64_t a = 0; a < accum; ++a) d.push_back(make_batch(cfg, seed + 1000 * uint64_t(s) + uint64_t(a), B, T));
+    return d;
+  };
+  auto one = [&](train::DeviceStep& st, const std::vector<BatchData>& data, double* norm, double* scale) {
+    std::vector<model::Batch> micro;
+    for (const auto& d : data) micro.push_back(d.batch());
+    const double loss = st.accumulate(micro).total;
+    *norm = st.grad_norm();
+    *scale = st.update(*norm, clip, lr);
+    st.update_gate_bias();
+    return loss;
+  };
+  for (int64_t s = 0; s < steps; ++s) {
+    if (s == r.resume_at) {
+      // the GPU's state as a checkpoint carries it, and back: the layout mapping loses nothing
+      std::vector<float> m, v, m2, v2;
+      gpu->get_state(m, v);
+      gpu->set_state(m, v);
+      gpu->get_state(m2, v2);
+      r.state_round_trip_bitwise = m == m2 && v == v2;
+      gpu->download();
+      resumed = std::make_unique<train::CpuDeviceStep>(dc);
+      auto src = gpu->host().params();
+      std::copy(src.begin(), src.end(), resumed->host().params().begin());
+      auto ints = gpu->host().int_params();
+      std::copy(ints.begin(), ints.end(), resumed->host().int_params().begin());
+      resumed->set_state(m, v);
+      resumed->set_optimizer_steps(gpu->optimizer_steps());
+    }
+    const std::vector<BatchData> data = batches(s);
+    double nc = 0, ng = 0, cc = 0, cg = 0;
+    r.cpu_loss.push_back(one(cpu, data, &nc, &cc));
+    r.gpu_loss.push_back(one(*gpu, data, &ng, &cg));
+    r.cpu_norm.push_back(nc);
+    r.gpu_norm.push_back(ng);
+    r.cpu_clip.push_back(cc);
+    r.gpu_clip.push_back(cg);
+    r.clipped_every_step = r.clipped_every_step && cc < 1 && cg < 1;
+    auto worst = [](double& w, double a, double b) { w = std::max(w, std::isnan(a) ? INFINITY : rel(a, b)); };
+    worst(r.worst_loss_rel, r.gpu_loss.back(), r.cpu_loss.back());
+    worst(r.worst_norm_rel, ng, nc);
+    worst(r.worst_clip_rel, cg, cc);
+    if (resumed) {
+      double n = 0, c = 0;
+      r.resumed_on_cpu.push_back(one(*resumed, data, &n, &c));
+      worst(r.worst_resume_rel, r.resumed_on_cpu.back(), r.gpu_loss.back());
+    }
+  }
+  // the NaN check's input: a poisoned gradient must reach the norm
+  {
+    const std::vector<BatchData> data = batches(steps);
+    std::vector<model::Batch> micro;
+    for (const auto& d : data) micro.push_back(d.batch());
+    gpu->accumulate(micro);
+    gpu->poison_gradient(gpu->host().table().front().offset);
+    r.poisoned_norm_is_nan = std::isnan(gpu->grad_norm());
   }
   return r;
 }

@@ -53,4 +53,23 @@ struct CurveParity {
 CurveParity compare_training(const model::ModelConfig& cfg, GemmType type, train::OptimizerKind opt, int64_t steps,
                              double lr, uint64_t seed, int64_t B, int64_t T);
 
+// The trainer's device step on CUDA (cuda::make_gpu_train_step) against train::CpuDeviceStep, the CPU path's
+// arithmetic behind the same interface: `steps` optimizer steps of `accum` micro-batches B x T each, clipped at
+// `clip` (below the gradient norms: every step clipped), at a constant learning rate. Per step the losses, the
+// gradient norm and the clip scale; the GPU's optimizer state through get_state / set_state and back (bit for bit
+// the same); halfway, a fresh CPU step continues from the GPU's weights and moments (what a checkpoint written on
+// the GPU and resumed on the CPU carries) and must follow the GPU's curve; a poisoned gradient gives a NaN norm.
+struct TrainStepParity {
+  std::vector<double> cpu_loss, gpu_loss, cpu_norm, gpu_norm, cpu_clip, gpu_clip;
+  std::vector<double> resumed_on_cpu;  // the CPU continuing from the GPU's halfway state: steps [resume_at, steps)
+  int64_t resume_at = 0;
+  double worst_loss_rel = 0, worst_norm_rel = 0, worst_clip_rel = 0, worst_resume_rel = 0, bound = 0;
+  bool state_round_trip_bitwise = false, poisoned_norm_is_nan = false, clipped_every_step = false;
+  bool ok() const;
+  std::string str() const;
+};
+TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type, train::OptimizerKind opt,
+                                    int64_t steps, int64_t accum, double clip, double lr, uint64_t seed, int64_t B,
+                                    int64_t T);
+
 }  // namespace trex::cuda::check

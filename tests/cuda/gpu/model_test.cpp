@@ -1,5 +1,6 @@
 // gpu-labelled: the GPU model against the CPU model on the tiny preset (model_parity.hpp): one step's losses and
-// gradients, fp32 and bf16 products; 20 training steps' loss curves (AdamW, Muon) with a resume across devices.
+// gradients, fp32 and bf16 products; 20 training steps' loss curves (AdamW, Muon) with a resume across devices;
+// the trainer's device step (gradient accumulation, clipped norm, state in the checkpoint layout) against the CPU's.
 #include <gtest/gtest.h>
 
 #include "gpu_test.hpp"
@@ -47,6 +48,22 @@ TEST(CudaModel, TwentyMuonStepsFollowTheCpuCurve) {
   TREX_REQUIRE_GPU();
   const CurveParity r =
       compare_training(model::ModelConfig::preset("tiny"), GemmType::fp32, train::OptimizerKind::Muon, 20, 2e-3, 5, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, TrainerDeviceStepFollowsTheCpuStepAdamW) {
+  TREX_REQUIRE_GPU();
+  const TrainStepParity r = compare_train_steps(model::ModelConfig::preset("tiny"), GemmType::fp32,
+                                                train::OptimizerKind::AdamW, 6, 2, 0.05, 1e-3, 21, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, TrainerDeviceStepFollowsTheCpuStepMuon) {
+  TREX_REQUIRE_GPU();
+  const TrainStepParity r = compare_train_steps(model::ModelConfig::preset("tiny"), GemmType::fp32,
+                                                train::OptimizerKind::Muon, 6, 2, 0.05, 1e-3, 22, 2, 64);
   EXPECT_TRUE(r.ok()) << r.str();
   std::printf("%s\n", r.str().c_str());
 }

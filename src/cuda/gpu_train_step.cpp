@@ -1,0 +1,123 @@
+// The CUDA implementation of the trainer's device step (gpu_train_step.hpp).
+#include "cuda/gpu_train_step.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cuda/blas.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device.hpp"
+#include "cuda/device_optimizer.hpp"
+#include "cuda/gpu_model.hpp"
+#include "cuda/grad_norm.hpp"
+#include "cuda/model_glue.hpp"
+#include "cuda/stream.hpp"
+#include "train/train_step.hpp"
+#include "util/error.hpp"
+
+namespace trex::cuda {
+
+namespace {
+
+GemmType gemm_type(const std::string& matmul) {
+  if (matmul == "fp32") return GemmType::fp32;
+  if (matmul == "bf16") return GemmType::bf16;
+  throw Error("--matmul must be fp32 or bf16, not '" + matmul + "'");
+}
+
+ModelOptions model_options(const train::DeviceStepConfig& c) {
+  ModelOptions o;
+  o.matmul = gemm_type(c.matmul);
+  return o;
+}
+
+class GpuTrainStep : public train::DeviceStep {
+ public:
+  explicit GpuTrainStep(const train::DeviceStepConfig& c)
+      : cfg_(c),
+        model_(c.model, model_options(c)),
+        slots_(train::optimizer_slots(model_.host().table(), c.freeze_router, updated_, c.indexer_only)),
+        opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
+        norm_(updated_) {}
+
+  std::string describe() const override {
+    const Availability& a = availability();
+    return fmt::format("cuda {} ({} products, activation arena {:.2f} GiB)", a.name, cfg_.matmul,
+                       double(model_.activation_capacity()) / double(1ull << 30));
+  }
+  model::ParamStore& host() override { return model_.host(); }
+  void upload() override { model_.upload(); }
+  void download() override { model_.download(); }
+
+  model::Losses accumulate(std::span<const model::Batch> micro) override {
+    model_.zero_grad();
+    model::Losses sum;
+    const double inv = 1.0 / double(micro.size());
+    for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
+    if (micro.size() > 1) {
+      scale_in_place(model_.device_grads(), model_.numel(), float(inv), stream_);  // Model::scale_grads' factor
+      stream_.synchronize();
+    }
+    return sum;
+  }
+  void poison_gradient(int64_t offset) override {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    TREX_CUDA_CHECK(cudaMemcpy(model_.device_grads() + offset, &nan, sizeof nan, cudaMemcpyHostToDevice));
+  }
+  double grad_norm() override { return std::sqrt(norm_(model_.device_grads(), stream_)); }
+  double update(double norm, double clip, double lr) override {
+    const double scale = train::clip_scale(norm, clip);
+    opt_.step(blas_, model_.device_params(), model_.device_grads(), lr, float(scale), model_.device_params_bf16(),
+              stream_);
+    stream_.synchronize();  // the model's stream reads the new weights next
+    return scale;
+  }
+  void update_gate_bias() override { model_.update_gate_bias(); }
+  int64_t n_moe_blocks() const override { return model_.n_moe_blocks(); }
+  std::span<const int64_t> expert_load(int64_t block) const override { return model_.expert_load(block); }
+  int64_t optimizer_steps() const override { return opt_.steps(); }
+  void set_optimizer_steps(int64_t t) override { opt_.set_steps(t); }
+
+  void get_state(std::vector<float>& m, std::vector<float>& v) override {
+    std::vector<float> cm(size_t(opt_.state_m_size())), cv(size_t(opt_.state_v_size()));
+    opt_.download_state(cm, cv, stream_);
+    opt_.layout().expand(slots_, cm, cv, m, v, model_.numel());
+  }
+  void set_state(std::span<const float> m, std::span<const float> v) override {
+    if (int64_t(m.size()) != model_.numel() || int64_t(v.size()) != model_.numel())
+      throw Error(fmt::format("optimizer state of {} + {} floats, the model needs {} each", m.size(), v.size(),
+                              model_.numel()));
+    std::vector<float> cm(size_t(opt_.state_m_size())), cv(size_t(opt_.state_v_size()));
+    opt_.layout().compact(slots_, m, v, cm, cv);
+    opt_.upload_state(cm, cv, stream_);
+  }
+
+  nlohmann::json memory() const override {
+    const int64_t n = model_.numel();
+    const int64_t p = n * 4 + (cfg_.matmul == "bf16" ? n * 2 : 0), g = n * 4,
+                  o = (opt_.state_m_size() + opt_.state_v_size()) * 4, a = int64_t(model_.activation_capacity());
+    return {{"rank", 0},          {"device", "cuda"},      {"param_bytes", p},     {"grad_bytes", g},
+            {"optimizer_bytes", o}, {"activation_bytes", a}, {"total_bytes", p + g + o + a}};
+  }
+
+ private:
+  train::DeviceStepConfig cfg_;
+  Model model_;
+  train::TensorRanges updated_;
+  std::vector<train::TensorSlot> slots_;
+  DeviceOptimizer opt_;
+  SquareSum norm_;
+  Blas blas_;
+  Stream stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<train::DeviceStep> make_gpu_train_step(const train::DeviceStepConfig& cfg) {
+  return std::make_unique<GpuTrainStep>(cfg);
+}
+
+}  // namespace trex::cuda

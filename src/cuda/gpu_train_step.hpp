@@ -1,0 +1,18 @@
+// train::DeviceStep on one CUDA device: the GPU model (gpu_model.hpp), the device optimizer (device_optimizer.hpp)
+// and the gradient norm (grad_norm.hpp) behind the trainer's device interface — `trex train --device cuda`. Per
+// optimizer step: gradients zeroed, each micro-batch's forward and backward accumulated on the device, scaled by
+// 1 / micro-batches, the norm over the updated tensors, the clipped AdamW / Muon update (bf16 copies refreshed as
+// each tensor is written), the gate-bias update. Weights come and go through the GPU model's host copy (init,
+// checkpoints); moments through DeviceOptimizer's state, laid out as the checkpoints keep them. Checked against
+// train::CpuDeviceStep, step by step (tests/cuda/gpu/train_step_test.cpp). CUDA builds only.
+#pragma once
+#include <memory>
+
+#include "train/device_step.hpp"
+
+namespace trex::cuda {
+
+// Throws trex::Error when no CUDA device is usable (with the reason) or the model does not fit.
+std::unique_ptr<train::DeviceStep> make_gpu_train_step(const train::DeviceStepConfig& cfg);
+
+}  // namespace trex::cuda
