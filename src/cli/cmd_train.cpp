@@ -1,12 +1,29 @@
 // `trex train`: CPT / SFT training of a preset or config.json model on packed data (src/train/trainer.hpp,
-// docs/train.md).
+// docs/train.md). `--device cuda` trains on the GPU model (cuda/gpu_train_step.hpp) in builds that have it (CUDA
+// found at configure time); the device is checked before anything is read.
 #include <memory>
 
 #include "cli/command.hpp"
 #include "cuda/device_select.hpp"
 #include "train/trainer.hpp"
+#if TREX_HAVE_CUDA_MODEL
+#include "cuda/gpu_train_step.hpp"
+#endif
 
 namespace {
+
+#if TREX_HAVE_CUDA_MODEL
+constexpr bool kTrainsOnCuda = true;
+#else
+constexpr bool kTrainsOnCuda = false;
+#endif
+
+// MFU denominators when --peak-gflops is not given: this machine's FP32 AVX-512 peak on 2 cores (MACHINE.md §1);
+// on CUDA the H200's dense tensor-core bf16 peak, and its FP32 (CUDA-core) peak for fp32 products (no TF32).
+double default_peak_gflops(bool cuda, const std::string& matmul) {
+  if (!cuda) return 433.0;
+  return matmul == "bf16" ? 989000.0 : 67000.0;
+}
 
 trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents, SFT on masked conversations)",
                                 [](CLI::App& sub) -> trex::cli::Action {
@@ -44,9 +61,13 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
   sub.add_option("--matmul", o->matmul, "Matrix products: fp32 (default) or bf16 (AVX512_BF16, fp32 accumulation)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   sub.add_option("--device", *device,
-                 "cpu (default) or cuda (the model does not run on CUDA yet: refused, with the reason)")
+                 kTrainsOnCuda ? "cpu (default) or cuda (the GPU model, one device; refused with the reason when there "
+                                 "is none)"
+                               : "cpu (default) or cuda (this trex was built without CUDA: refused, with the reason)")
       ->check(CLI::IsMember(trex::cuda::device_names()));
-  sub.add_option("--peak-gflops", o->peak_gflops, "MFU denominator in GFLOP/s (default 433: FP32, 2 cores)");
+  auto* peak = sub.add_option("--peak-gflops", o->peak_gflops,
+                              "MFU denominator in GFLOP/s (default 433: FP32, 2 cores; cuda: 989000 for bf16, 67000 "
+                              "for fp32, the H200's dense peaks)");
   sub.add_option("--spike-z", o->spike_z, "Skip a step whose loss or grad-norm z-score exceeds this (0: off)");
   sub.add_option("--spike-window", o->spike_window, "Steps in the spike guard's running window");
   sub.add_option("--dp", o->dp, "Data-parallel ranks (mpirun -np dp*ep*pp trex train ...)");
@@ -59,8 +80,13 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
       ->group("");
   sub.add_option("--checkpoint-pause-ms", o->checkpoint_pause_ms, "Test hook: pause inside checkpoint writes")
       ->group("");
-  return [o, data, out, init, tokenizer, quiet, device] {
-    trex::cuda::require_device(trex::cuda::parse_device(*device), "trex train");  // before anything is read
+  return [o, data, out, init, tokenizer, quiet, device, peak] {
+    const bool cuda = trex::cuda::parse_device(*device) == trex::cuda::Device::cuda;
+    trex::cuda::require_device(trex::cuda::parse_device(*device), "trex train", kTrainsOnCuda);  // before any read
+#if TREX_HAVE_CUDA_MODEL
+    if (cuda) o->device_step = trex::cuda::make_gpu_train_step;
+#endif
+    if (peak->count() == 0) o->peak_gflops = default_peak_gflops(cuda, o->matmul);
     o->data = *data;
     o->out = *out;
     o->init = *init;

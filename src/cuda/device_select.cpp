@@ -19,12 +19,13 @@ Device parse_device(const std::string& name) {
 
 const char* device_name(Device d) { return d == Device::cuda ? "cuda" : "cpu"; }
 
-void require_device(Device d, const std::string& command) {
+void require_device(Device d, const std::string& command, bool runs_on_cuda) {
   if (d == Device::cpu) return;
   const Availability& a = availability();
   if (!a.ok) throw Error(command + " --device cuda: CUDA asked for but " + a.reason);
-  throw Error(command + " --device cuda: a CUDA device is present (" + a.name + ") but the model does not run on "
-              "CUDA yet: not implemented yet for this command (docs/cuda.md; use --device cpu)");
+  if (runs_on_cuda) return;
+  throw Error(command + " --device cuda: a CUDA device is present (" + a.name + ") but this command does not run "
+              "on CUDA yet: not implemented yet for this command (docs/cuda.md; use --device cpu)");
 }
 
 }  // namespace trex::cuda

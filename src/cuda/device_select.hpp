@@ -1,7 +1,7 @@
 // `--device cpu|cuda` of the trex subcommands: the choice, and the check a command makes before it starts.
-// CUDA asked for and absent is an error naming the reason (device.hpp); CUDA present but not yet supported by the
-// command is an error too (docs/cuda.md: the device layer and the first op kernels exist, the GPU model does
-// not). There is never a silent fallback to the CPU.
+// CUDA asked for and absent is an error naming the reason (device.hpp); CUDA present but not supported by the
+// command yet is an error too (docs/cuda.md: `trex train` runs on the GPU model; generate, serve and run do not
+// yet). There is never a silent fallback to the CPU.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,8 +17,8 @@ Device parse_device(const std::string& name);
 const char* device_name(Device d);
 
 // Throws trex::Error unless `command` (e.g. "trex train") can run on `d` here: cpu always can; cuda needs a
-// device (else "CUDA asked for but <reason>") and a command that runs on it (none yet: "not implemented yet for
-// this command").
-void require_device(Device d, const std::string& command);
+// device (else "CUDA asked for but <reason>") and a command that runs on it (runs_on_cuda; else "not implemented
+// yet for this command").
+void require_device(Device d, const std::string& command, bool runs_on_cuda = false);
 
 }  // namespace trex::cuda

@@ -386,11 +386,11 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     std::fprintf(stderr,
                "trex train: %s, %lld parameters, mode %s, optimizer %s%s, matmul %s, %lld x %lld x %lld tokens per step\n"
                "FLOPs: train = 3 x forward, forward = 2*N_mm + attention + indexer (DEEPSEEK_V4.md §10, MTP "
-               "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (FP32)\n",
+               "included, S = %lld, padding counted) = %.2f MFLOP/token; MFU peak %.0f GFLOP/s (%s)\n",
                o.config.empty() ? "config from checkpoint" : o.config.c_str(), (long long)store.canonical_numel(),
                o.mode.c_str(), o.optimizer.c_str(), o.freeze_router ? ", router frozen" : "",
                o.matmul == "bf16" ? "bf16 (fp32 accumulation)" : "fp32", (long long)o.micro_batch, (long long)o.grad_accum, (long long)T, (long long)T, fpt.train / 1e6,
-               o.peak_gflops);
+               o.peak_gflops, dev ? "the device's, --peak-gflops" : "FP32");
   if (resume_dir && lead) std::fprintf(stderr, "resuming from %s (step %lld)\n", resume_dir->c_str(), (long long)done);
   if (D && lead)
     std::fprintf(stderr, "layout dp%d ep%d pp%d: %d ranks, %lld rows of each micro-batch per rank\n", o.dp, o.ep,
