@@ -1,7 +1,8 @@
 // trex_cuda_model_perf: the GPU model's whole-step checks and its benchmark (issue #24 points 6 and 9), the
 // driver scripts/gpu-check.sh runs.
 //   --parity  the tiny preset against the CPU model (model_parity.hpp): one step fp32 (and bf16 where the CPU has
-//             AVX512_BF16), 20 AdamW steps fp32 with a resume across devices at step 10
+//             AVX512_BF16), 20 AdamW steps fp32 with a resume across devices at step 10, and the trainer's device
+//             step (6 Muon steps of 2 micro-batches, clipped) against the CPU's
 //   --bench   the ~1B V4-style MoE preset below in bf16 on one GPU: forward + backward + AdamW per step, tokens/s,
 //             model TFLOP/s by the CPU report's formula (model_info.hpp flops_per_token: train = 3 x forward,
 //             forward = 2 N_mm + attention + indexer, MTP included) and MFU against 989 TFLOP/s (H100/H200 dense
@@ -65,7 +66,13 @@ bool run_parity(const Out& out) {
   for (size_t i = 0; i < c.gpu.size(); ++i) js += (i ? "," : "") + std::to_string(c.gpu[i]);
   js += "],\"worst_rel\":" + std::to_string(c.worst_rel) + ",\"worst_resume_rel\":" + std::to_string(c.worst_resume_rel) + "}";
   out.line(js);
-  return ok && c.ok();
+  const TrainStepParity t =
+      compare_train_steps(tiny, GemmType::fp32, train::OptimizerKind::Muon, 6, 2, 0.05, 1e-3, 22, 2, 64);
+  std::printf("trainer step fp32 muon %s\n", t.str().c_str());
+  out.line(std::string("{\"check\":\"train_step\",\"ok\":") + (t.ok() ? "true" : "false") +
+           ",\"worst_loss_rel\":" + std::to_string(t.worst_loss_rel) + ",\"worst_norm_rel\":" +
+           std::to_string(t.worst_norm_rel) + ",\"worst_resume_rel\":" + std::to_string(t.worst_resume_rel) + "}");
+  return ok && c.ok() && t.ok();
 }
 
 bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {
