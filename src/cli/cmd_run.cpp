@@ -1,13 +1,16 @@
 // `trex run`: the whole pipeline on the embedded default (argument parsing only; see pipeline/run). `--device
-// cuda` is refused with the reason (cuda/device_select.hpp) before the run folder is made: the pipeline's stages
-// (trex train, trex generate) run on the CPU only.
+// cuda` runs the training stages on the GPU model (trex train --device cuda) in builds that carry it, and is
+// refused with the reason (cuda/device_select.hpp) before the run folder is made where there is no device;
+// generation and evaluation stay on the CPU (no decoding on the GPU yet), which the run says as it starts.
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/cuda_support.hpp"
 #include "cuda/device_select.hpp"
 #include "ordata/synth.hpp"
 #include "pipeline/run.hpp"
@@ -57,11 +60,19 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
                  "the report adds a transfer table)");
   auto device = std::make_shared<std::string>("cpu");
   sub.add_option("--device", *device,
-                 "cpu (default) or cuda (the model does not run on CUDA yet: refused, with the reason)")
+                 trex::cli::kTrainsOnCuda
+                     ? "cpu (default) or cuda: the training stages on the GPU model (generation and evaluation stay on "
+                       "the CPU); refused with the reason when there is no device"
+                     : "cpu (default) or cuda (this trex was built without CUDA: refused, with the reason)")
       ->check(CLI::IsMember(trex::cuda::device_names()))
       ->capture_default_str();
   return [o, out, data, device] {
-    trex::cuda::require_device(trex::cuda::parse_device(*device), "trex run");  // before the run folder is made
+    // before the run folder is made
+    trex::cuda::require_device(trex::cuda::parse_device(*device), "trex run", trex::cli::kTrainsOnCuda);
+    if (*device == "cuda")
+      std::fprintf(stderr, "trex run --device cuda: the training stages run on the GPU model; generation and "
+                           "evaluation run on the CPU (the GPU model has no incremental decoding yet)\n");
+    o->device = *device;
     {  // bad mix specs fail here, before the run folder is made, not in the synth stage
       auto mix = trex::ordata::default_mix();
       for (const auto& m : o->synth_mix) trex::ordata::apply_mix(m, mix);

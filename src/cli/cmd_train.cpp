@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/cuda_support.hpp"
 #include "cuda/device_select.hpp"
 #include "train/trainer.hpp"
 #if TREX_HAVE_CUDA_MODEL
@@ -12,11 +13,7 @@
 
 namespace {
 
-#if TREX_HAVE_CUDA_MODEL
-constexpr bool kTrainsOnCuda = true;
-#else
-constexpr bool kTrainsOnCuda = false;
-#endif
+using trex::cli::kTrainsOnCuda;
 
 // MFU denominators when --peak-gflops is not given: this machine's FP32 AVX-512 peak on 2 cores (MACHINE.md §1);
 // on CUDA the H200's dense tensor-core bf16 peak, and its FP32 (CUDA-core) peak for fp32 products (no TF32).

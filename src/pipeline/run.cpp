@@ -79,8 +79,10 @@ Plan make_plan(const RunOptions& o) {
   p.task_mix = "task=" + p.task + ":4";
   for (const char* t : {"full_model", "code_only", "lp_structure", "repair"})
     if (p.task != t) p.task_mix += std::string(",") + t + ":1";
+  if (o.device != "cpu" && o.device != "cuda")
+    throw Error("trex run: unknown --device '" + o.device + "' (expected cpu or cuda)");
   if (o.matmul == "auto")
-    p.matmul = nn::bf16_matmul_supported() ? "bf16" : "fp32";
+    p.matmul = o.device == "cuda" || nn::bf16_matmul_supported() ? "bf16" : "fp32";
   else if (o.matmul == "fp32" || o.matmul == "bf16")
     p.matmul = o.matmul;
   else
@@ -241,6 +243,7 @@ fs::path run_pipeline(const RunOptions& o) {
                                      "--lr", std::to_string(mode == "cpt" ? p.cpt_lr : p.sft_lr)};
     if (mode == "sft") args.push_back("--freeze-router");
     if (p.matmul != "fp32") args.insert(args.end(), {"--matmul", p.matmul});
+    if (o.device != "cpu") args.insert(args.end(), {"--device", o.device});
     auto progress = [metrics = dir / "metrics.jsonl", steps] { return read_train_progress(metrics, steps); };
     record(runner.run({name, args, {init, packed}, {dir / "latest", dir / "metrics.jsonl"}, o.seed, dir, progress}));
   };
@@ -346,7 +349,7 @@ fs::path run_pipeline(const RunOptions& o) {
                 {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len}, {"sft_seq_len", p.sft_seq_len},
                 {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}, {"sliding_window", p.sliding_window}, {"cpt_lr", p.cpt_lr},
                 {"sft_lr", p.sft_lr}, {"answer_style", o.answer_style}, {"matmul", p.matmul},
-                {"b4o_items", rin.b4o_items}}},
+                {"train_device", o.device}, {"b4o_items", rin.b4o_items}}},
               {"stages", stages},
               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   write_file_atomic(out / "run.json", run.dump(2) + "\n");

@@ -32,6 +32,9 @@ struct RunOptions {
   // The trainers' matrix products: fp32, bf16 (fp32 accumulation and master weights), or auto = bf16 where the
   // CPU has AVX512_BF16, else fp32.
   std::string matmul = "auto";
+  // Where the three training stages run: "cpu", or "cuda" (trex train --device cuda, the GPU model; auto products
+  // are then bf16). Generation and evaluation stay on the CPU: the GPU model has no incremental decoding yet.
+  std::string device = "cpu";
   // Extra synth bucket weights (trex synth --mix / --test-mix specs, applied after the run's own): e.g.
   // synth_mix {"structure=all:1,knapsack:0"} and test_mix {"structure=knapsack:1"} measure transfer to a family
   // the training data never saw (the report adds a held-out column).

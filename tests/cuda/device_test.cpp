@@ -1,7 +1,8 @@
 // The device layer every build has (src/cuda/device.hpp, device_select.hpp): --device parsing, availability()'s
 // answer and its reason, and the CLI's error when CUDA is asked for — "CUDA asked for but <reason>" on a machine
-// without a usable device; on one with a device, train goes on to its own work (it runs on the GPU model in CUDA
-// builds) while generate, serve and run answer "not implemented yet for this command" — never a silent CPU run. In CUDA builds also TREX_CUDA_CHECK's message
+// without a usable device; on one with a device, train and run go on to their own work (training runs on the GPU
+// model in CUDA builds) while generate and serve answer "not implemented yet for this command" — never a silent
+// CPU run. In CUDA builds also TREX_CUDA_CHECK's message
 // (file:line, call, runtime's words). None of these needs a GPU; each checks the branch this machine takes.
 #include <gtest/gtest.h>
 
@@ -83,6 +84,7 @@ namespace {
 std::string expected_device_error(const std::string& cmd) {
   if (!available()) return "error: trex " + cmd + " --device cuda: CUDA asked for but " + availability().reason;
   if (cmd == "train" && built_with_cuda()) return "/nonexistent/pack";
+  if (cmd == "run" && built_with_cuda()) return "/dev/null/run";
   return "not implemented yet for this command";
 }
 }  // namespace
@@ -117,8 +119,9 @@ TEST(CudaDevice, ServeAndRunRefuseCudaWithTheReason) {
   const std::filesystem::path run_out = tmp / "run";
   // serve: the checkpoint does not exist and nothing is bound: the device check comes first.
   const std::string serve = bin + " serve --device cuda --ckpt /nonexistent/ckpt --port 0";
-  // run: refused before the run folder is made.
-  const std::string run = bin + " run --device cuda --quick --out " + run_out.string();
+  // run: refused before the run folder is made (with a device it starts: then a folder it cannot make stops it).
+  const std::string run =
+      bin + " run --device cuda --quick --out " + (available() ? std::string("/dev/null/run") : run_out.string());
   for (const auto& [cmd, line] : {std::pair{std::string("serve"), serve}, std::pair{std::string("run"), run}}) {
     int rc = 0;
     const std::string out = trex::testing::run_command(line, rc);

@@ -14,8 +14,10 @@
 
 #include "oreval/benchmarks.hpp"
 #include "pipeline/report.hpp"
+#include "pipeline/run.hpp"
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
+#include "util/error.hpp"
 #include "util/jsonl.hpp"
 
 namespace fs = std::filesystem;
@@ -341,6 +343,48 @@ TEST(TrexRun, MatmulChoiceReachesTheTrainers) {
     EXPECT_NE(trex::read_file(out / "logs" / (name + ".log")).find("matmul bf16"), std::string::npos) << name;
   }
   EXPECT_EQ(trainers, 3);
+  fs::remove_all(dir);
+}
+
+// `RunOptions::device = "cuda"` (what `trex run --device cuda` sets once a device is there) reaches the three
+// trainers and run.json. Without a device the first training stage stops the run with the trainer's reason; with
+// one the run finishes and every trainer's command carries the device.
+TEST(TrexRun, CudaDeviceReachesTheTrainers) {
+  fs::path dir = trex::testing::fresh_temp_dir("trex_run_cuda_test");
+  trex::pipeline::RunOptions o;
+  o.quick = true;
+  o.out = dir / "run";
+  o.device = "cuda";
+  o.trex_bin = TREX_BIN_PATH;
+  std::string error;
+  try {
+    trex::pipeline::run_pipeline(o);
+  } catch (const trex::Error& e) {
+    error = e.what();
+  }
+  if (!error.empty()) {
+    EXPECT_NE(error.find("train-cpt"), std::string::npos) << error;
+    EXPECT_NE(error.find("trex train --device cuda: CUDA asked for but"), std::string::npos) << error;
+    EXPECT_FALSE(fs::exists(o.out / "train" / "cpt" / "latest"));
+  } else {
+    trex::Json run = trex::parse_json_file(o.out / "run.json");
+    EXPECT_EQ(run["plan"]["train_device"], "cuda");
+    EXPECT_EQ(run["plan"]["matmul"], "bf16");  // auto on a GPU: its bf16 products
+    int trainers = 0;
+    for (const auto& st : run["stages"])
+      if (std::string(st["name"]).rfind("train-", 0) == 0) {
+        ++trainers;
+        EXPECT_NE(st.value("command", "").find("--device cuda"), std::string::npos) << st.dump();
+      }
+    EXPECT_EQ(trainers, 3);
+  }
+  try {
+    o.device = "gpu";
+    trex::pipeline::run_pipeline(o);
+    ADD_FAILURE() << "device 'gpu' was accepted";
+  } catch (const trex::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown --device 'gpu'"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
 }
 
