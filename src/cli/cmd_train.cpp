@@ -6,7 +6,9 @@
 #include "cli/command.hpp"
 #include "cli/cuda_support.hpp"
 #include "cuda/device_select.hpp"
+#include "train/cpu_device_step.hpp"
 #include "train/trainer.hpp"
+#include "util/error.hpp"
 #if TREX_HAVE_CUDA_MODEL
 #include "cuda/gpu_train_step.hpp"
 #endif
@@ -29,6 +31,7 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
        init = std::make_shared<std::string>(), tokenizer = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
   auto device = std::make_shared<std::string>("cpu");
+  auto cpu_device_step = std::make_shared<bool>(false);
   sub.add_option("--config", o->config, "Preset (tiny, bench, small) or config.json (default: --init's, else tiny)");
   sub.add_option("--data", *data, "Packed data folder (trex data pack: cpt.json or sft.json)")->required();
   sub.add_option("--mode", o->mode, "cpt or sft")->required()->check(CLI::IsMember({"cpt", "sft"}));
@@ -77,12 +80,22 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
       ->group("");
   sub.add_option("--checkpoint-pause-ms", o->checkpoint_pause_ms, "Test hook: pause inside checkpoint writes")
       ->group("");
-  return [o, data, out, init, tokenizer, quiet, device, peak] {
+  sub.add_flag("--test-cpu-device-step", *cpu_device_step,
+               "Test hook: train through the device-step interface on its CPU reference (train::CpuDeviceStep), the "
+               "branch --device cuda takes")
+      ->group("");
+  return [o, data, out, init, tokenizer, quiet, device, peak, cpu_device_step] {
     const bool cuda = trex::cuda::parse_device(*device) == trex::cuda::Device::cuda;
     trex::cuda::require_device(trex::cuda::parse_device(*device), "trex train", kTrainsOnCuda);  // before any read
 #if TREX_HAVE_CUDA_MODEL
     if (cuda) o->device_step = trex::cuda::make_gpu_train_step;
 #endif
+    if (*cpu_device_step) {
+      if (cuda) throw trex::Error("--test-cpu-device-step and --device cuda exclude each other");
+      o->device_step = [](const trex::train::DeviceStepConfig& c) {
+        return std::make_unique<trex::train::CpuDeviceStep>(c);
+      };
+    }
     if (peak->count() == 0) o->peak_gflops = default_peak_gflops(cuda, o->matmul);
     o->data = *data;
     o->out = *out;

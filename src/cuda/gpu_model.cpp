@@ -535,10 +535,19 @@ Losses Model::forward(const Batch& batch) {
   return L;
 }
 
-void Model::update_gate_bias(double rate) {
+void Model::update_gate_bias(double rate, model::ProcessGroup* data_group) {
   auto& I = *impl_;
   if (rate <= 0) rate = I.cfg.bias_update_rate;
   I.stream.synchronize();
+  if (data_group && data_group->size() > 1) {  // model::Model::update_gate_bias's exchange
+    std::vector<float> buf;
+    for (const auto& ld : I.load)
+      for (auto v : ld) buf.push_back(float(v));  // counts < 2^24: exact in fp32
+    data_group->all_reduce_sum(buf);
+    size_t k = 0;
+    for (auto& ld : I.load)
+      for (auto& v : ld) v = int64_t(buf[k++]);
+  }
   float* params = I.host.params().data();
   for (size_t bi = 0; bi < I.blocks.size(); ++bi) {
     const auto& b = I.blocks[bi];

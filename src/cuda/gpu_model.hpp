@@ -71,8 +71,9 @@ class Model {
   std::span<const int64_t> expert_load(int64_t block) const;
   int64_t n_moe_blocks() const;
   // Auxiliary-loss-free balancing, model::Model::update_gate_bias's rule on the last forward's loads (rate <= 0:
-  // cfg.bias_update_rate), applied to the device gate biases.
-  void update_gate_bias(double rate = -1);
+  // cfg.bias_update_rate), applied to the device gate biases. data_group: the loads summed over its ranks first
+  // (data parallelism: every replica applies the same update), as the CPU model does.
+  void update_gate_bias(double rate = -1, model::ProcessGroup* data_group = nullptr);
 
   size_t activation_capacity() const;
   size_t activation_high_water() const;

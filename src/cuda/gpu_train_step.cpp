@@ -41,7 +41,10 @@ class GpuTrainStep : public train::DeviceStep {
         model_(c.model, model_options(c)),
         slots_(train::optimizer_slots(model_.host().table(), c.freeze_router, updated_, c.indexer_only)),
         opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
-        norm_(updated_) {}
+        norm_(updated_),
+        group_(c.data_group && c.data_group->size() > 1 ? c.data_group : nullptr) {
+    if (group_) host_grads_.assign(size_t(model_.numel()), 0.0f);  // the staging buffer, allocated once
+  }
 
   std::string describe() const override {
     const Availability& a = availability();
@@ -57,10 +60,16 @@ class GpuTrainStep : public train::DeviceStep {
     model::Losses sum;
     const double inv = 1.0 / double(micro.size());
     for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
-    if (micro.size() > 1) {
-      scale_in_place(model_.device_grads(), model_.numel(), float(inv), stream_);  // Model::scale_grads' factor
+    if (micro.size() > 1) scale_in_place(model_.device_grads(), model_.numel(), float(inv), stream_);  // scale_grads'
+    if (group_) {  // model::Model::reduce_gradients, staged through the host: sum over the ranks, then 1 / ranks
       stream_.synchronize();
+      const size_t bytes = sizeof(float) * size_t(model_.numel());
+      TREX_CUDA_CHECK(cudaMemcpy(host_grads_.data(), model_.device_grads(), bytes, cudaMemcpyDeviceToHost));
+      group_->all_reduce_sum(host_grads_);
+      TREX_CUDA_CHECK(cudaMemcpy(model_.device_grads(), host_grads_.data(), bytes, cudaMemcpyHostToDevice));
+      scale_in_place(model_.device_grads(), model_.numel(), 1.0f / float(group_->size()), stream_);
     }
+    stream_.synchronize();
     return sum;
   }
   void poison_gradient(int64_t offset) override {
@@ -75,7 +84,7 @@ class GpuTrainStep : public train::DeviceStep {
     stream_.synchronize();  // the model's stream reads the new weights next
     return scale;
   }
-  void update_gate_bias() override { model_.update_gate_bias(); }
+  void update_gate_bias() override { model_.update_gate_bias(-1, group_); }
   int64_t n_moe_blocks() const override { return model_.n_moe_blocks(); }
   std::span<const int64_t> expert_load(int64_t block) const override { return model_.expert_load(block); }
   int64_t optimizer_steps() const override { return opt_.steps(); }
@@ -112,6 +121,8 @@ class GpuTrainStep : public train::DeviceStep {
   SquareSum norm_;
   Blas blas_;
   Stream stream_;
+  model::ProcessGroup* group_ = nullptr;
+  std::vector<float> host_grads_;
 };
 
 }  // namespace

@@ -17,7 +17,8 @@ const DeviceStepConfig& checked(const DeviceStepConfig& cfg) {
 }
 }  // namespace
 
-CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg) : cfg_(checked(cfg)), model_(cfg.model) {
+CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg)
+    : cfg_(checked(cfg)), model_(cfg.model, cfg.data_group) {  // the group: reduce_gradients, update_gate_bias
   if (cfg.matmul == "bf16") bf16_.emplace();  // throws when this CPU lacks AVX512_BF16
   optimizer_ = std::make_unique<Optimizer>(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
                                            int64_t(model_.params().size()), cfg.optimizer);

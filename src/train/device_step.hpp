@@ -27,6 +27,9 @@ struct DeviceStepConfig {
   bool freeze_router = false;  // optimizer_slots' rules
   bool indexer_only = false;   // dense indexer warm-up: only the indexers are updated
   std::string matmul = "fp32"; // "fp32" | "bf16" products (fp32 accumulation, fp32 master weights)
+  // Data parallelism (--dp, one replica per rank): the ranks' gradients are averaged in accumulate() and the
+  // expert loads summed before the gate-bias update, so every replica takes the same step. nullptr: one process.
+  model::ProcessGroup* data_group = nullptr;
 };
 
 class DeviceStep {
@@ -43,7 +46,8 @@ class DeviceStep {
   virtual void download() = 0;
 
   // train::accumulate_gradients' contract: gradients zeroed, every micro-batch's forward and backward, gradients
-  // and losses averaged over them. Returns the averaged losses.
+  // and losses averaged over them, then the gradients averaged over data_group's ranks. Returns this rank's
+  // averaged losses.
   virtual model::Losses accumulate(std::span<const model::Batch> micro) = 0;
   // Test hook (--inject-nan-step): a NaN into the gradient at this flat offset.
   virtual void poison_gradient(int64_t offset) = 0;

@@ -154,9 +154,9 @@ void validate_options(const TrainOptions& o) {
                             "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
   parse_optimizer(o.optimizer);
   if (o.matmul != "fp32" && o.matmul != "bf16") throw Error("--matmul must be fp32 or bf16, not '" + o.matmul + "'");
-  if (o.device_step && o.dp * o.ep * o.pp > 1)
-    throw Error(fmt::format("--device cuda runs one process: --dp {} --ep {} --pp {} on GPUs is not implemented yet "
-                            "(docs/cuda.md)", o.dp, o.ep, o.pp));
+  if (o.device_step && o.ep * o.pp > 1)
+    throw Error(fmt::format("--device cuda runs data parallelism only (--dp, a whole replica per rank): --ep {} --pp "
+                            "{} on GPUs is not implemented yet (docs/cuda.md)", o.ep, o.pp));
   if (o.matmul == "bf16" && !o.device_step && !nn::bf16_matmul_supported())
     throw Error("--matmul bf16: this CPU lacks AVX512_BF16 (use --matmul fp32)");
 }
@@ -257,13 +257,14 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   std::unique_ptr<DeviceStep> dev;
   std::optional<model::Model> cpu_model;
   if (o.device_step) {
-    dev = o.device_step(DeviceStepConfig{cfg, ocfg, o.freeze_router, o.indexer_warmup, o.matmul});
+    dev = o.device_step(
+        DeviceStepConfig{cfg, ocfg, o.freeze_router, o.indexer_warmup, o.matmul, D ? D->data.get() : nullptr});
   } else {
     cpu_model.emplace(cfg, D ? D->data.get() : nullptr,  // routing statistics summed over the data ranks
                       D ? dist::make_placement(cfg, D->layout, D->coords, stage_plan) : model::ParamPlacement{});
   }
   model::ParamStore& store = dev ? dev->host() : cpu_model->store();
-  if (D) {
+  if (D && cpu_model) {
     if (o.ep > 1)
       cpu_model->set_expert_group(D->experts.get());
     else
@@ -274,7 +275,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       D ? D->replicas->regions(store)
         : std::vector<dist::ParamRegion>{{0, int64_t(store.params().size()), nullptr, dist::kStageGroup}};
   std::unique_ptr<dist::GradSync> sync;
-  if (D) sync = std::make_unique<dist::GradSync>(regions, *cpu_model, true, dist::kMaxMessageFloats, D->data_ranks);
+  if (D && cpu_model) sync = std::make_unique<dist::GradSync>(regions, *cpu_model, true, dist::kMaxMessageFloats, D->data_ranks);
   if (resume_dir) {
     model::load_weights(*resume_dir, store);
   } else if (!o.init.empty()) {
@@ -319,7 +320,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // ZeRO-1 under MPI: each rank keeps optimizer state for its shard of every replica region (sharded_optimizer.hpp).
   std::optional<ShardedOptimizer> optimizer;
   json memory;
-  if (dev) {
+  if (dev) {  // every rank holds the same replica: one record stands for each
     memory = json::array({dev->memory()});
     if (lead)
       std::fprintf(stderr, "trex train: %s holds %.2f MiB (parameters %.2f + gradients %.2f + optimizer state %.2f + "
@@ -376,7 +377,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // --- FLOP convention, printed once ---
   const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
   const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
-  if (D) {
+  if (D && cpu_model) {
     D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, *cpu_model, stage_plan);
     if (lead && o.pp > 1)
       std::fprintf(stderr, "pipeline: %d stages balanced by forward FLOPs, 1F1B over %lld micro-batches: %s\n", o.pp,
@@ -414,8 +415,10 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     // device: its weights into the host copy and its moments in the canonical layout.
     ShardedOptimizer::Canonical canon;
     if (dev) {
-      dev->download();
-      dev->get_state(canon.m, canon.v);
+      if (lead) {  // every rank holds the whole replica: the writer's is the checkpoint
+        dev->download();
+        dev->get_state(canon.m, canon.v);
+      }
     } else {
       canon = optimizer->gather_canonical(store, cfg, 0);
     }
@@ -467,14 +470,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
                               micro[a].loss_mask.data()};
     model::Losses sum;
     double comm_s = 0, compute_s = 0, bubble_s = 0;
-    if (dev) {
-      sum = dev->accumulate(views);
-    } else if (!D) {
-      sum = accumulate_gradients(*cpu_model, views);
+    if (!D) {
+      sum = dev ? dev->accumulate(views) : accumulate_gradients(*cpu_model, views);
     } else {
       // This rank's slice of every micro-batch, normalised by the whole micro-batch's target counts (so the
       // average over ranks is the one-process mean); the bucketed all-reduce overlaps the last backward.
-      cpu_model->zero_grad();
+      if (cpu_model) cpu_model->zero_grad();
       const int64_t rows = o.micro_batch / D->data_ranks, first = D->data_index * rows;
       const double inv = 1.0 / double(views.size());
       for (size_t a = 0; a < views.size(); ++a) {
@@ -487,12 +488,21 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
         part.mtp_denominator = double(model::count_targets(full, 2, T - 1)) / double(D->data_ranks);
         parts[a] = part;
       }
-      // The micro-batches through this rank's stage (1F1B; one stage: forward_backward of each in turn).
       D->beat("forward_backward");
-      sum = D->pipeline->run(parts, [&] { sync->arm(); }, [&](const char* phase) { D->beat(phase); });
-      D->beat("gradient all-reduce");
-      const dist::GradSyncStats st = sync->finish();
-      if (views.size() > 1) cpu_model->scale_grads(float(inv));
+      dist::GradSyncStats st;
+      Timer dev_t;
+      if (dev) {
+        // A replica per rank on its device: the micro-batches, then the gradients averaged over the ranks (staged
+        // through the host, not overlapped: counted as compute).
+        sum = dev->accumulate(parts);
+        compute_s = dev_t.seconds();
+      } else {
+        // The micro-batches through this rank's stage (1F1B; one stage: forward_backward of each in turn).
+        sum = D->pipeline->run(parts, [&] { sync->arm(); }, [&](const char* phase) { D->beat(phase); });
+        D->beat("gradient all-reduce");
+        st = sync->finish();
+        if (views.size() > 1) cpu_model->scale_grads(float(inv));
+      }
       Timer red_t;
       std::vector<double> red = {sum.total, sum.ce, sum.mtp, sum.balance, sum.indexer};  // per-stage shares
       D->data->all_reduce_sum(red);
@@ -500,8 +510,10 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       sum.total = red[0], sum.ce = red[1], sum.mtp = red[2], sum.balance = red[3], sum.indexer = red[4];
       const double ep_wait = D->experts->take_wait_seconds();
       comm_s = st.exposed_seconds + ep_wait + red_t.seconds();
-      bubble_s = D->pipeline->stats().bubble_seconds;
-      compute_s = D->pipeline->stats().compute_seconds - ep_wait;
+      if (!dev) {
+        bubble_s = D->pipeline->stats().bubble_seconds;
+        compute_s = D->pipeline->stats().compute_seconds - ep_wait;
+      }
       D->beat("optimizer");
     }
     if (step == o.inject_nan_step) {

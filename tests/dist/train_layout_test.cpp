@@ -113,6 +113,32 @@ TEST_F(TrainLayout, ExpertParallelMatchesOneProcessAndItsCheckpointResumesInOneP
   expect_same_curve(b, 4, c);  // continues the expert-parallel run's curve
 }
 
+// The device branch under data parallelism (--dp 2 with the CPU device step, the branch `--device cuda --dp 2`
+// takes: a whole replica per rank, gradients averaged through the host, expert loads summed before the gate-bias
+// update) against the CPU's data-parallel run and one process; its checkpoint resumes in one process.
+TEST_F(TrainLayout, DataParallelDeviceBranchMatchesOneProcess) {
+  auto one = sh(0, train("one", 6), dir, "one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  auto dp = sh(2, train("dp", 6) + " --dp 2", dir, "dp");
+  ASSERT_EQ(dp.status, 0) << dp.output;
+  auto dev = sh(2, train("dev", 6) + " --dp 2 --test-cpu-device-step --save-every 3", dir, "dev");
+  ASSERT_EQ(dev.status, 0) << dev.output;
+  const auto a = losses(dir / "one" / "metrics.jsonl"), b = losses(dir / "dp" / "metrics.jsonl"),
+             c = losses(dir / "dev" / "metrics.jsonl");
+  ASSERT_EQ(c.size(), 6u);
+  expect_same_curve(a, 0, c);
+  expect_same_curve(b, 0, c);
+  EXPECT_EQ(first_record(dir / "dev" / "metrics.jsonl").at("layout"), "dp2 ep1 pp1");
+  fs::create_directories(dir / "resume");
+  fs::copy(dir / "dev" / "step-00000003", dir / "resume" / "step-00000003", fs::copy_options::recursive);
+  trex::write_file_atomic(dir / "resume" / "latest", "step-00000003\n");
+  auto res = sh(0, train("resume", 6) + " --resume", dir, "resume");
+  ASSERT_EQ(res.status, 0) << res.output;
+  const auto d = losses(dir / "resume" / "metrics.jsonl");
+  ASSERT_EQ(d.size(), 3u);
+  expect_same_curve(c, 3, d);
+}
+
 TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess) {
   // Two stages, 1F1B over the 2 micro-batches of each step (--grad-accum 2), against one process accumulating
   // the same micro-batches; the pipeline's step-4 checkpoint resumes in one process.

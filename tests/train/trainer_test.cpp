@@ -434,7 +434,8 @@ TEST_F(TrainTest, Bf16MatmulIsDeterministicAndCloseToFp32) {
 
 // The device branch of the trainer (what `--device cuda` runs through) driven by the CPU device step, which makes
 // exactly the CPU path's calls: the same metrics and checkpoint bytes, with clipping active, under AdamW and Muon;
-// a NaN gradient stops it as it stops the CPU path; more than one process is refused.
+// a NaN gradient stops it as it stops the CPU path; expert parallelism is refused (data parallelism:
+// tests/dist/train_layout_test.cpp).
 TEST_F(TrainTest, DeviceBranchWritesTheCpuPathsBytes) {
   for (const char* opt : {"adamw", "muon"}) {
     auto o = base(std::string("cpu_") + opt);
@@ -466,14 +467,14 @@ TEST_F(TrainTest, DeviceBranchWritesTheCpuPathsBytes) {
   bad.device_step = [](const trex::train::DeviceStepConfig& c) {
     return std::make_unique<trex::train::CpuDeviceStep>(c);
   };
-  bad.dp = 2;
+  bad.ep = 2;
   try {
     trex::train::validate_options(bad);
-    ADD_FAILURE() << "a device run over two processes was accepted";
+    ADD_FAILURE() << "a device run with expert parallelism was accepted";
   } catch (const trex::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("runs one process"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("runs data parallelism only"), std::string::npos) << e.what();
   }
-  bad.dp = 1;
+  bad.ep = 1;
   bad.steps = 3;
   bad.inject_nan_step = 2;
   try {
