@@ -3,7 +3,7 @@
 // an empty program linked with -lcublasLt, 0.06 s and 207 MB RSS against 0.00 s and 1 MB). The trex executable
 // carries the GPU model, so every `trex` command would pay that; with the library opened on first use only
 // `--device cuda` does. The entry points are the cublasLt.h declarations (their types are taken from the header,
-// so a changed signature fails to compile), resolved once with dlsym. CUDA builds only.
+// so a changed signature fails to compile), resolved once (shared_library.hpp). CUDA builds only.
 #pragma once
 #include <cublasLt.h>
 

@@ -10,6 +10,7 @@
 #include "cuda/blas.hpp"
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
+#include "cuda/device_group.hpp"
 #include "cuda/device_optimizer.hpp"
 #include "cuda/gpu_model.hpp"
 #include "cuda/grad_norm.hpp"
@@ -34,22 +35,31 @@ ModelOptions model_options(const train::DeviceStepConfig& c) {
   return o;
 }
 
+model::ProcessGroup* data_parallel(const train::DeviceStepConfig& c) {
+  return c.data_group && c.data_group->size() > 1 ? c.data_group : nullptr;
+}
+
 class GpuTrainStep : public train::DeviceStep {
  public:
   explicit GpuTrainStep(const train::DeviceStepConfig& c)
       : cfg_(c),
+        device_(data_parallel(c) ? select_device_for_rank(c.data_group->rank()) : 0),  // before any allocation
         model_(c.model, model_options(c)),
         slots_(train::optimizer_slots(model_.host().table(), c.freeze_router, updated_, c.indexer_only)),
         opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
         norm_(updated_),
-        group_(c.data_group && c.data_group->size() > 1 ? c.data_group : nullptr) {
-    if (group_) host_grads_.assign(size_t(model_.numel()), 0.0f);  // the staging buffer, allocated once
+        pg_(data_parallel(c)) {
+    if (pg_) group_ = make_device_group(*pg_, model_.numel());
   }
 
   std::string describe() const override {
     const Availability& a = availability();
-    return fmt::format("cuda {} ({} products, activation arena {:.2f} GiB)", a.name, cfg_.matmul,
-                       double(model_.activation_capacity()) / double(1ull << 30));
+    std::string s = fmt::format("cuda {} ({} products, activation arena {:.2f} GiB)", a.name, cfg_.matmul,
+                                double(model_.activation_capacity()) / double(1ull << 30));
+    if (group_)
+      s += fmt::format(", rank {} of {} on device {}, gradients averaged by {}", pg_->rank(), group_->size(), device_,
+                       group_->name());
+    return s;
   }
   model::ParamStore& host() override { return model_.host(); }
   void upload() override { model_.upload(); }
@@ -61,14 +71,8 @@ class GpuTrainStep : public train::DeviceStep {
     const double inv = 1.0 / double(micro.size());
     for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
     if (micro.size() > 1) scale_in_place(model_.device_grads(), model_.numel(), float(inv), stream_);  // scale_grads'
-    if (group_) {  // model::Model::reduce_gradients, staged through the host: sum over the ranks, then 1 / ranks
-      stream_.synchronize();
-      const size_t bytes = sizeof(float) * size_t(model_.numel());
-      TREX_CUDA_CHECK(cudaMemcpy(host_grads_.data(), model_.device_grads(), bytes, cudaMemcpyDeviceToHost));
-      group_->all_reduce_sum(host_grads_);
-      TREX_CUDA_CHECK(cudaMemcpy(model_.device_grads(), host_grads_.data(), bytes, cudaMemcpyHostToDevice));
-      scale_in_place(model_.device_grads(), model_.numel(), 1.0f / float(group_->size()), stream_);
-    }
+    if (group_)  // model::Model::reduce_gradients: the sum over the ranks, then 1 / ranks
+      group_->all_reduce_sum(model_.device_grads(), model_.numel(), 1.0f / float(group_->size()), stream_);
     stream_.synchronize();
     return sum;
   }
@@ -84,7 +88,7 @@ class GpuTrainStep : public train::DeviceStep {
     stream_.synchronize();  // the model's stream reads the new weights next
     return scale;
   }
-  void update_gate_bias() override { model_.update_gate_bias(-1, group_); }
+  void update_gate_bias() override { model_.update_gate_bias(-1, pg_); }
   int64_t n_moe_blocks() const override { return model_.n_moe_blocks(); }
   std::span<const int64_t> expert_load(int64_t block) const override { return model_.expert_load(block); }
   int64_t optimizer_steps() const override { return opt_.steps(); }
@@ -114,6 +118,7 @@ class GpuTrainStep : public train::DeviceStep {
 
  private:
   train::DeviceStepConfig cfg_;
+  int device_ = 0;
   Model model_;
   train::TensorRanges updated_;
   std::vector<train::TensorSlot> slots_;
@@ -121,8 +126,8 @@ class GpuTrainStep : public train::DeviceStep {
   SquareSum norm_;
   Blas blas_;
   Stream stream_;
-  model::ProcessGroup* group_ = nullptr;
-  std::vector<float> host_grads_;
+  model::ProcessGroup* pg_ = nullptr;  // data parallelism: the ranks (expert loads); null in one process
+  std::unique_ptr<DeviceGroup> group_;  // and the gradient all-reduce over them
 };
 
 }  // namespace

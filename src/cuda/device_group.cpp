@@ -1,0 +1,112 @@
+// The data-parallel gradient all-reduce on the device: host-staged and NCCL (device_group.hpp).
+#include "cuda/device_group.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "cuda/check.hpp"
+#include "cuda/model_glue.hpp"
+#include "util/error.hpp"
+#if TREX_HAVE_NCCL
+#include "cuda/nccl_api.hpp"
+#endif
+
+namespace trex::cuda {
+
+namespace {
+
+class HostStagedGroup : public DeviceGroup {
+ public:
+  HostStagedGroup(model::ProcessGroup& pg, int64_t max_floats) : pg_(pg), host_(size_t(max_floats), 0.0f) {}
+  int size() const override { return pg_.size(); }
+  std::string name() const override { return "host-staged MPI"; }
+  void all_reduce_sum(float* data, int64_t n, float scale, cudaStream_t s) override {
+    if (n > int64_t(host_.size())) throw Error("device group: all-reduce of more floats than its staging buffer");
+    const size_t bytes = sizeof(float) * size_t(n);
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+    TREX_CUDA_CHECK(cudaMemcpy(host_.data(), data, bytes, cudaMemcpyDeviceToHost));
+    pg_.all_reduce_sum(std::span<float>(host_.data(), size_t(n)));
+    TREX_CUDA_CHECK(cudaMemcpy(data, host_.data(), bytes, cudaMemcpyHostToDevice));
+    scale_in_place(data, n, scale, s);
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+ private:
+  model::ProcessGroup& pg_;
+  std::vector<float> host_;
+};
+
+#if TREX_HAVE_NCCL
+#define TREX_NCCL_CHECK(call)                                                                          \
+  do {                                                                                                 \
+    const ncclResult_t r_ = (call);                                                                    \
+    if (r_ != ncclSuccess) throw Error(std::string(#call) + " failed: " + nccl().error_string(r_));    \
+  } while (0)
+
+class NcclGroup : public DeviceGroup {
+ public:
+  explicit NcclGroup(model::ProcessGroup& pg) : size_(pg.size()) {
+    const NcclApi& api = nccl();
+    ncclUniqueId id{};
+    if (pg.rank() == 0) TREX_NCCL_CHECK(api.get_unique_id(&id));
+    // rank 0's id to every rank over the MPI group: its bytes as floats (0..255, exact), zeros elsewhere, summed
+    std::vector<float> bytes(sizeof id.internal, 0.0f);
+    if (pg.rank() == 0)
+      for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = float(static_cast<unsigned char>(id.internal[i]));
+    pg.all_reduce_sum(bytes);
+    for (size_t i = 0; i < bytes.size(); ++i) id.internal[i] = char(static_cast<unsigned char>(bytes[i]));
+    TREX_NCCL_CHECK(api.comm_init_rank(&comm_, size_, id, pg.rank()));
+  }
+  ~NcclGroup() override {
+    if (comm_) nccl().comm_destroy(comm_);
+  }
+  int size() const override { return size_; }
+  std::string name() const override { return "NCCL"; }
+  void all_reduce_sum(float* data, int64_t n, float scale, cudaStream_t s) override {
+    TREX_NCCL_CHECK(nccl().all_reduce(data, data, size_t(n), ncclFloat32, ncclSum, comm_, s));
+    scale_in_place(data, n, scale, s);  // sum, then the factor, as the CPU's reduce_gradients
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+ private:
+  int size_ = 1;
+  ncclComm_t comm_ = nullptr;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<DeviceGroup> make_host_staged_group(model::ProcessGroup& pg, int64_t max_floats) {
+  return std::make_unique<HostStagedGroup>(pg, max_floats);
+}
+
+std::unique_ptr<DeviceGroup> make_nccl_group(model::ProcessGroup& pg) {
+#if TREX_HAVE_NCCL
+  return std::make_unique<NcclGroup>(pg);
+#else
+  (void)pg;
+  throw Error("this trex was built without NCCL (CMake found no nccl.h / libnccl): device groups are host-staged");
+#endif
+}
+
+std::unique_ptr<DeviceGroup> make_device_group(model::ProcessGroup& pg, int64_t max_floats) {
+  int devices = 0;
+  TREX_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  // Every rank decides alike (the same device count on one node), so the collective NCCL setup is entered by all
+  // or by none; a rank whose NCCL fails to load throws, and the trainer ends the job with its reason.
+#if TREX_HAVE_NCCL
+  if (devices >= pg.size()) return make_nccl_group(pg);
+#endif
+  return make_host_staged_group(pg, max_floats);
+}
+
+int select_device_for_rank(int rank) {
+  int devices = 0;
+  TREX_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices < 1) throw Error("no CUDA device to select");
+  const int d = rank % devices;
+  TREX_CUDA_CHECK(cudaSetDevice(d));
+  return d;
+}
+
+}  // namespace trex::cuda

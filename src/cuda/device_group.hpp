@@ -1,0 +1,41 @@
+// The gradient all-reduce of `trex train --device cuda --dp N`: a float buffer in device memory summed over the
+// data-parallel ranks, then scaled (1 / ranks: model::Model::reduce_gradients' average). Two ways behind one
+// interface:
+//  - staged through the host over the trainer's MPI process group (any number of ranks per GPU; the tests share
+//    one): device -> host, MPI all-reduce, host -> device;
+//  - NCCL, device to device, where every rank has a GPU of its own (ncclAllReduce; the communicator's id goes
+//    from rank 0 to the others over the MPI group). NCCL is opened at run time (nccl_api.hpp).
+// make_device_group picks NCCL when NCCL is built in and loads and the ranks do not share a device, else the host.
+// NCCL has not run anywhere yet: the machines here have no GPU, the GPU machine one (docs/cuda.md). CUDA builds
+// only.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/process_group.hpp"
+
+namespace trex::cuda {
+
+class DeviceGroup {
+ public:
+  virtual ~DeviceGroup() = default;
+  virtual int size() const = 0;
+  virtual std::string name() const = 0;  // for the log: "host-staged MPI" / "NCCL"
+  // data[0, n) := scale * (the sum over the ranks of data[0, n)); complete when it returns.
+  virtual void all_reduce_sum(float* data, int64_t n, float scale, cudaStream_t s) = 0;
+};
+
+// Through the host (max_floats: the largest n, the staging buffer's size, allocated once).
+std::unique_ptr<DeviceGroup> make_host_staged_group(model::ProcessGroup& pg, int64_t max_floats);
+// NCCL over pg's ranks (collective over pg). Throws trex::Error when this build has no NCCL or it does not load.
+std::unique_ptr<DeviceGroup> make_nccl_group(model::ProcessGroup& pg);
+// NCCL where it can run (built in, loads, each rank on its own device: devices >= ranks), else host-staged.
+std::unique_ptr<DeviceGroup> make_device_group(model::ProcessGroup& pg, int64_t max_floats);
+
+// Which device this rank uses: rank % the visible devices (one node); cudaSetDevice'd before anything is allocated.
+int select_device_for_rank(int rank);
+
+}  // namespace trex::cuda
