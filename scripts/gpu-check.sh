@@ -85,7 +85,7 @@ if [ -n "$FULL" ]; then
     finish 1
   fi
   step build cmake --build "$BUILD" -j "$JOBS" --target trex_cuda_gpu_tests trex_cuda_op_perf trex_cuda_model_perf \
-    trex_cuda_tests || finish 1
+    trex_cuda_tests trex || finish 1
 else
   DEPS=$SRC/build-gpudeps/root
   if ls "$SRC"/build-gpudeps/debs/*.deb >/dev/null 2>&1; then
@@ -140,11 +140,19 @@ mrc=$?
   awk '/=== model parity/{f=1; next} f && /^=== /{f=0} f' "$LOG"
   echo '```'
 } >>"$SUMMARY"
-if [ $prc -eq 3 ] || [ $mrc -eq 3 ] || [ "$skipped" -gt 0 ]; then
+trc=0
+if [ -n "$FULL" ]; then
+  # the trainer end to end: trex train --device cuda against --device cpu, and a CPU checkpoint resumed on the GPU
+  train_check() { bash "$SRC/scripts/gpu-train-check.sh" "$BUILD/trex" "$BUILD/train-check"; }
+  step "trex train --device cuda vs cpu" train_check
+  trc=$?
+fi
+if [ $prc -eq 3 ] || [ $mrc -eq 3 ] || [ $trc -eq 3 ] || [ "$skipped" -gt 0 ]; then
   echo >>"$SUMMARY"
   echo "**No usable GPU: the gpu tests were skipped, nothing about the GPU path was proven.**" >>"$SUMMARY"
   finish 3
 fi
 [ $prc -ne 0 ] && status=1
 [ $mrc -ne 0 ] && status=1
+[ $trc -ne 0 ] && status=1
 finish $status
