@@ -470,6 +470,24 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
 
 Model::~Model() = default;
 
+gm::ModelInternals gm::internals(Model& m) {
+  Model::Impl& I = *m.impl_;
+  return ModelInternals{I.cfg,
+                        I.blocks,
+                        I.experts,
+                        I.embed,
+                        I.head,
+                        I.norm,
+                        I.hc_head,
+                        I.P.as<float>(),
+                        I.opt.matmul == GemmType::bf16 ? I.P16.as<uint16_t>() : nullptr,
+                        I.Pint.as<int64_t>(),
+                        I.host.int_params().data(),
+                        I.blas,
+                        I.stream.get(),
+                        I.opt.matmul};
+}
+
 const model::ModelConfig& Model::config() const { return impl_->cfg; }
 const ModelOptions& Model::options() const { return impl_->opt; }
 model::ParamStore& Model::host() { return impl_->host; }

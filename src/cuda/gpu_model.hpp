@@ -22,6 +22,12 @@
 
 namespace trex::cuda {
 
+class Model;
+namespace gm {  // the internals the GPU decoder reads (gpu_model_impl.hpp)
+struct ModelInternals;
+ModelInternals internals(Model& m);
+}  // namespace gm
+
 struct ModelOptions {
   // Matrix products: fp32 operands, or bf16 operands rounded as nn::float_to_bf16 (the CPU's --matmul bf16
   // recipe; fp32 accumulation either way).
@@ -81,6 +87,7 @@ class Model {
   struct Impl;
 
  private:
+  friend gm::ModelInternals gm::internals(Model&);
   std::unique_ptr<Impl> impl_;
 };
 

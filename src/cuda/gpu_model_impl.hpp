@@ -15,6 +15,10 @@
 #include "model/config.hpp"
 #include "model/model_impl.hpp"
 
+namespace trex::cuda {
+class Model;
+}
+
 namespace trex::cuda::gm {
 
 using model::ModelConfig;
@@ -159,6 +163,23 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
                    const float* x, MoeSaved& s, float* out);
 void moe_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceExpertWeights* experts,
                   const MoeSaved& s, const float* dout, float* dx);
+
+// What the decoder (gpu_decode.cpp) reads of a cuda::Model: its layout, weights, products and stream.
+struct ModelInternals {
+  const ModelConfig& cfg;
+  const std::vector<BlockOff>& blocks;  // main layers, then the MTP blocks
+  const std::vector<std::vector<DeviceExpertWeights>>& experts;  // per block
+  int64_t embed, head, norm;
+  HcOff hc_head;
+  float* P;
+  const uint16_t* P16;  // null under fp32 products
+  const int64_t* Pint;
+  const int64_t* host_ints;
+  Blas& blas;
+  cudaStream_t stream;
+  GemmType type;
+};
+ModelInternals internals(Model& m);
 
 // Queued copies on the stream (pageable host sources are staged before the call returns: the host buffer may be
 // reused at once).

@@ -11,9 +11,11 @@
 #include <utility>
 
 #include "cuda/device_optimizer.hpp"
+#include "cuda/gpu_decode.hpp"
 #include "cuda/gpu_model.hpp"
 #include "cuda/gpu_train_step.hpp"
 #include "cuda/stream.hpp"
+#include "model/decode.hpp"
 #include "model/model.hpp"
 #include "nn/gemm_bf16.hpp"
 #include "train/cpu_device_step.hpp"
@@ -394,6 +396,127 @@ TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type
     gpu->poison_gradient(gpu->host().table().front().offset);
     r.poisoned_norm_is_nan = std::isnan(gpu->grad_norm());
   }
+  return r;
+}
+
+bool DecodeParity::ok() const { return positions > 0 && worst_rel <= bound && slot_reused; }
+
+std::string DecodeParity::str() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "decoder vs the CPU decoder: %lld positions in %lld steps, worst logit error %.2e of the position's "
+                "scale at %s (bound %.2e)%s | cpu %.3f s, gpu %.3f s",
+                (long long)positions, (long long)steps, worst_rel, worst_at.c_str(), bound,
+                slot_reused ? "" : " | THE CLOSED SLOT WAS NOT REUSED", cpu_seconds, gpu_seconds);
+  return buf;
+}
+
+DecodeParity compare_decode(const model::ModelConfig& cfg, GemmType type, uint64_t seed) {
+  using clock = std::chrono::steady_clock;
+  const auto cpu_products_scope = cpu_products(type);
+  model::Model cpu(cfg);
+  cpu.init(seed);
+  Rng pr(seed + 1);
+  for (const auto& p : cpu.param_table()) {
+    const bool perturb = p.name.find("attn_sink") != std::string::npos || p.name.find("_base") != std::string::npos ||
+                         p.name.find("gate.bias") != std::string::npos;
+    if (!perturb) continue;
+    float* w = cpu.params().data() + p.offset;
+    for (int64_t i = 0; i < p.numel; ++i) w[i] = float(0.3 * pr.normal());
+  }
+  Model gpu(cfg, gpu_options(type));
+  copy_into(cpu, gpu);
+  model::Decoder cdec(cpu);
+  DecoderOptions o;
+  o.sequences = 3;
+  o.tokens = 4 * cfg.sliding_window + 64;
+  o.rows = cfg.sliding_window + 16;  // a long prompt runs as several steps
+  o.activation_bytes = size_t(2) << 30;
+  Decoder gdec(gpu, o);
+  DecodeParity r;
+  r.bound = type == GemmType::bf16 ? 3e-2 : 2e-3;
+  const int64_t V = cfg.vocab_size;
+  Rng tr(seed + 2);
+  auto tokens = [&](int64_t n) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (auto& x : t) x = int32_t(tr.uniform_int(0, V - 1));
+    return t;
+  };
+  struct Seq {
+    model::DecodeState cpu;
+    int64_t slot = -1;
+    std::string name;
+  };
+  std::vector<Seq> seqs;
+  auto open = [&](const std::string& name) {
+    Seq s{cdec.new_state(o.tokens), gdec.open(), name};
+    if (s.slot < 0) throw Error("compare_decode: no free slot for " + name);
+    seqs.push_back(std::move(s));
+    return seqs.size() - 1;
+  };
+  // One step over (sequence, new tokens): both decoders, every position compared.
+  auto step = [&](const std::vector<std::pair<size_t, int64_t>>& plan) {
+    std::vector<std::vector<int32_t>> toks;
+    std::vector<model::DecodeState*> cs;
+    std::vector<int64_t> slots;
+    for (auto [i, n] : plan) {
+      toks.push_back(tokens(n));
+      cs.push_back(&seqs[i].cpu);
+      slots.push_back(seqs[i].slot);
+    }
+    std::vector<std::span<const int32_t>> spans(toks.begin(), toks.end());
+    std::vector<int64_t> before;
+    for (auto [i, n] : plan) before.push_back(seqs[i].cpu.length());
+    auto t0 = clock::now();
+    auto c = cdec.step(cs, spans, true);
+    const std::vector<float> cl(c.begin(), c.end());
+    auto t1 = clock::now();
+    // the GPU decoder chunks only single sequences: feed a multi-sequence step that exceeds its rows one by one
+    std::vector<float> gl;
+    int64_t total = 0;
+    for (auto& t : toks) total += int64_t(t.size());
+    if (plan.size() > 1 && total > o.rows) {
+      for (size_t k = 0; k < plan.size(); ++k) {
+        std::span<const int32_t> one[1] = {spans[k]};
+        auto g = gdec.step(std::span<const int64_t>(&slots[k], 1), one, true);
+        gl.insert(gl.end(), g.begin(), g.end());
+      }
+    } else {
+      auto g = gdec.step(slots, spans, true);
+      gl.assign(g.begin(), g.end());
+    }
+    auto t2 = clock::now();
+    r.cpu_seconds += std::chrono::duration<double>(t1 - t0).count();
+    r.gpu_seconds += std::chrono::duration<double>(t2 - t1).count();
+    if (gl.size() != cl.size()) throw Error("compare_decode: the decoders returned different row counts");
+    int64_t row = 0;
+    for (size_t k = 0; k < plan.size(); ++k)
+      for (int64_t j = 0; j < plan[k].second; ++j, ++row) {
+        double err = 0, scale = 1e-3;
+        for (int64_t v = 0; v < V; ++v) {
+          err = std::max(err, double(std::fabs(gl[size_t(row * V + v)] - cl[size_t(row * V + v)])));
+          scale = std::max(scale, double(std::fabs(cl[size_t(row * V + v)])));
+        }
+        if (err / scale > r.worst_rel || r.worst_at.empty()) {
+          r.worst_rel = std::max(r.worst_rel, err / scale);
+          r.worst_at = seqs[plan[k].first].name + " position " + std::to_string(before[k] + j);
+        }
+        ++r.positions;
+      }
+    ++r.steps;
+  };
+  const int64_t w = cfg.sliding_window;
+  const size_t a = open("A"), b = open("B"), c = open("C");
+  step({{a, 2 * w + 21}});                 // a prompt past the window and the rings, chunked on the GPU
+  step({{b, 5}, {a, 1}});                  // a prompt beside a decoding sequence
+  step({{a, 9}, {b, w + 3}, {c, 3}});      // ragged
+  for (int i = 0; i < 8; ++i) step({{c, 1}, {a, 1}, {b, 1}});  // batched decoding
+  const int64_t freed = seqs[b].slot;
+  gdec.close(freed);
+  const size_t d = open("D");
+  r.slot_reused = seqs[d].slot == freed;
+  step({{d, w + 7}});
+  for (int i = 0; i < 6; ++i) step({{a, 1}, {d, 1}, {c, 1}});
   return r;
 }
 

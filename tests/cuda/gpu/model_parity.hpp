@@ -72,4 +72,19 @@ TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type
                                     int64_t steps, int64_t accum, double clip, double lr, uint64_t seed, int64_t B,
                                     int64_t T);
 
+// The GPU decoder (cuda::Decoder) against the CPU's model::Decoder on the same parameters (sinks, mHC bases and gate
+// biases perturbed so that every path is live): a prompt longer than the window, the compressor rings and a
+// step's rows (so chunked), ragged steps of several sequences, batched single tokens, a sequence closed and its
+// slot reused; every position's logits of every step, relative to the position's logit scale.
+struct DecodeParity {
+  int64_t positions = 0, steps = 0;
+  double worst_rel = 0, bound = 0;
+  std::string worst_at;
+  bool slot_reused = false;
+  double cpu_seconds = 0, gpu_seconds = 0;
+  bool ok() const;
+  std::string str() const;
+};
+DecodeParity compare_decode(const model::ModelConfig& cfg, GemmType type, uint64_t seed);
+
 }  // namespace trex::cuda::check

@@ -1,6 +1,7 @@
 // gpu-labelled: the GPU model against the CPU model on the tiny preset (model_parity.hpp): one step's losses and
 // gradients, fp32 and bf16 products; 20 training steps' loss curves (AdamW, Muon) with a resume across devices;
-// the trainer's device step (gradient accumulation, clipped norm, state in the checkpoint layout) against the CPU's.
+// the trainer's device step (gradient accumulation, clipped norm, state in the checkpoint layout) against the CPU's;
+// the GPU decoder against the CPU decoder.
 #include <gtest/gtest.h>
 
 #include "gpu_test.hpp"
@@ -64,6 +65,21 @@ TEST(CudaModel, TrainerDeviceStepFollowsTheCpuStepMuon) {
   TREX_REQUIRE_GPU();
   const TrainStepParity r = compare_train_steps(model::ModelConfig::preset("tiny"), GemmType::fp32,
                                                 train::OptimizerKind::Muon, 6, 2, 0.05, 1e-3, 22, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaDecoder, FollowsTheCpuDecoderAtEveryPosition) {
+  TREX_REQUIRE_GPU();
+  const DecodeParity r = compare_decode(model::ModelConfig::preset("tiny"), GemmType::fp32, 31);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaDecoder, FollowsTheCpuDecoderBf16) {
+  TREX_REQUIRE_GPU();
+  if (!nn::bf16_matmul_supported()) GTEST_SKIP() << "this CPU lacks AVX512_BF16: no CPU bf16 products to compare with";
+  const DecodeParity r = compare_decode(model::ModelConfig::preset("tiny"), GemmType::bf16, 32);
   EXPECT_TRUE(r.ok()) << r.str();
   std::printf("%s\n", r.str().c_str());
 }
