@@ -4,11 +4,15 @@
 # steps on each device (fp32 products, AdamW, clipped, 2 micro-batches a step), then resumes the CPU run's step-5
 # checkpoint on the GPU. Passes when every step's loss of the GPU run and of the resumed run is within 2^-8 of the
 # CPU run's. Needs a full build (the trex executable) and a GPU; scripts/gpu-check.sh --full runs it.
+# Then `trex generate --device cuda` against `--device cpu` on the CPU run's checkpoint: greedy, 24 tokens, three
+# prompts in one batch (prefill, batched decoding): the same tokens, each token's log-probability within 1e-3.
 # Exit: 0 passed, 1 a difference or a failure, 3 no usable GPU.
-# TREX_TRAIN_CHECK_DEVICE (default "--device cuda") replaces the device arguments of the runs under test; with
-# "--device cpu --test-cpu-device-step" the script checks itself on a machine without a GPU.
+# TREX_TRAIN_CHECK_DEVICE (default "--device cuda") replaces the device arguments of the training runs under test
+# and TREX_GENERATE_CHECK_DEVICE (default "--device cuda") those of the generation; with "--device cpu
+# --test-cpu-device-step" and "--device cpu" the script checks itself on a machine without a GPU.
 set -u
 read -r -a DEV <<<"${TREX_TRAIN_CHECK_DEVICE:---device cuda}"
+read -r -a GDEV <<<"${TREX_GENERATE_CHECK_DEVICE:---device cuda}"
 TREX=${1:?usage: $0 TREX WORKDIR}
 W=${2:?usage: $0 TREX WORKDIR}
 rm -rf "$W" && mkdir -p "$W" || exit 1
@@ -43,4 +47,25 @@ compare() {  # name, reference metrics, metrics: every step of the second file a
 status=0
 compare "device run" "$W/cpu/metrics.jsonl" "$W/gpu/metrics.jsonl" || status=1
 compare "device run resumed from the cpu step-5 checkpoint" "$W/cpu/metrics.jsonl" "$W/resumed/metrics.jsonl" || status=1
+
+# generation on the device against the CPU
+printf '%s\n' '{"prompt":"minimise cost subject to"}' '{"prompt":"x + y <= 4 and"}' '{"prompt":"route the trucks"}' \
+  >"$W/prompts.jsonl"
+gen=(generate --ckpt "$W/cpu" --tokenizer "$W/tok.json" --input "$W/prompts.jsonl" --temperature 0 --max-tokens 24 --logprobs 0 --batch 3)
+"$TREX" "${gen[@]}" --output "$W/gen-cpu.jsonl" --device cpu || exit 1
+"$TREX" "${gen[@]}" --output "$W/gen-device.jsonl" "${GDEV[@]}" || status=1
+if [ -f "$W/gen-device.jsonl" ]; then
+  # per record: the generated ids and their log-probabilities
+  tokens() { sed 's/"top_logprobs":\[[^]]*\]//g' "$1" | awk '{ n = 0; s = $0; out = "";
+    while (match(s, /"id":[0-9]+,"logprob":[-0-9.eE+]+/)) { t = substr(s, RSTART, RLENGTH); sub(/"id":/, "", t);
+      sub(/,"logprob":/, " ", t); out = out t ";"; s = substr(s, RSTART + RLENGTH) } print out }'; }
+  paste -d'|' <(tokens "$W/gen-cpu.jsonl") <(tokens "$W/gen-device.jsonl") | awk -F'|' '
+    { nc = split($1, c, ";"); nd = split($2, d, ";"); same = (nc == nd); worst = 0
+      for (i = 1; i < nc && same; ++i) { split(c[i], a, " "); split(d[i], b, " "); if (a[1] != b[1]) same = 0
+        e = a[2] - b[2]; if (e < 0) e = -e; if (e > worst) worst = e }
+      printf "generate record %d: %d tokens, %s, worst logprob difference %.2e\n", NR - 1, nc - 1,
+             same ? "the same tokens" : "DIFFERENT TOKENS", worst
+      if (!same || worst > 1e-3 || nc < 2) bad = 1 }
+    END { exit bad }' || status=1
+fi
 exit $status

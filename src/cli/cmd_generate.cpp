@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/cuda_support.hpp"
 #include "cuda/device_select.hpp"
 #include "infer/engine.hpp"
 #include "util/jsonl.hpp"
@@ -74,7 +75,8 @@ std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const
 }
 
 int run(const GenerateOpts& o) {
-  trex::cuda::require_device(trex::cuda::parse_device(o.device), "trex generate");  // before anything is read
+  const auto device = trex::cuda::parse_device(o.device);
+  trex::cuda::require_device(device, "trex generate", trex::cli::kGeneratesOnCuda);  // before anything is read
   if (o.prompt.empty() == o.input.empty()) throw trex::Error("generate: give exactly one of --prompt and --input");
   if (o.echo && o.logprobs < 0) throw trex::Error("generate: --echo scores the prompt's tokens and needs --logprobs K");
   // Read and validate every record before loading the model, so bad input fails fast.
@@ -96,7 +98,11 @@ int run(const GenerateOpts& o) {
     if (!records[i].contains("messages")) trex::require_string(records[i], "prompt", where[i]);
     gopts.push_back(record_options(o, records[i], where[i]));
   }
-  auto engine = Engine::load(o.ckpt, o.tokenizer, o.max_context);
+  trex::infer::DecoderFactory make_decoder;
+#if TREX_HAVE_CUDA_MODEL
+  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.batch);
+#endif
+  auto engine = Engine::load(o.ckpt, o.tokenizer, o.max_context, make_decoder);
   std::vector<std::vector<int32_t>> prompts;
   for (size_t i = 0; i < records.size(); ++i) prompts.push_back(record_prompt(o, *engine, records[i], where[i]));
   std::unique_ptr<trex::JsonlWriter> writer;
@@ -168,8 +174,11 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
                                             "1) and the K most likely alternatives; output becomes JSON")
       ->check(CLI::Range(0, 100));
   sub.add_flag("--echo", o->echo, "With --logprobs: also score every prompt token after the first (prompt_logprobs)");
-  sub.add_option("--device", o->device, "cpu (default) or cuda (the model does not run on CUDA yet: refused, "
-                                        "with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
+  sub.add_option("--device", o->device,
+                 trex::cli::kGeneratesOnCuda
+                     ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
+                       "the reason when there is none; --echo's prompt scoring stays on the CPU)"
+                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

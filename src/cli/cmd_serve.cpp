@@ -1,12 +1,14 @@
-// `trex serve --ckpt DIR --port P [--host 127.0.0.1] [--api-key-env NAME] [--model-name trex] [--device cpu]`:
+// `trex serve --ckpt DIR --port P [--host 127.0.0.1] [--api-key-env NAME] [--model-name trex] [--device cpu|cuda]`:
 // the OpenAI-compatible chat server (infer/chat_server.hpp) over a trex checkpoint (infer/engine.hpp). Model calls
-// are serialised by the engine; HTTP connections are handled concurrently. `--device cuda` is refused with the
-// reason (cuda/device_select.hpp) before anything is read or bound.
+// are serialised by the engine; HTTP connections are handled concurrently. `--device cuda` (CUDA builds) decodes on
+// the GPU model, one cached sequence per worker thread; without a usable device it is refused with the reason
+// (cuda/device_select.hpp) before anything is read or bound.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/cuda_support.hpp"
 #include "cuda/device_select.hpp"
 #include "infer/engine.hpp"
 #include "util/error.hpp"
@@ -21,7 +23,8 @@ struct ServeOpts {
 };
 
 int run(const ServeOpts& o) {
-  trex::cuda::require_device(trex::cuda::parse_device(o.device), "trex serve");  // before anything is read or bound
+  const auto device = trex::cuda::parse_device(o.device);
+  trex::cuda::require_device(device, "trex serve", trex::cli::kGeneratesOnCuda);  // before anything is read or bound
   ServerOptions so;
   so.host = o.host;
   so.port = o.port;
@@ -32,7 +35,12 @@ int run(const ServeOpts& o) {
     if (!k || !*k) throw trex::Error("serve: environment variable " + o.api_key_env + " is not set or empty");
     so.api_key = k;
   }
-  std::shared_ptr<Engine> engine = Engine::load(o.ckpt, o.tokenizer, o.max_context);
+  trex::infer::DecoderFactory make_decoder;
+#if TREX_HAVE_CUDA_MODEL
+  // one cached sequence per HTTP worker: requests beyond them wait for a free one
+  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.threads);
+#endif
+  std::shared_ptr<Engine> engine = Engine::load(o.ckpt, o.tokenizer, o.max_context, make_decoder);
   ChatServer server(so, std::make_shared<EngineChatGenerator>(engine));
   int port = server.bind();
   std::printf("trex serve: listening on http://%s:%d/v1 (model '%s')\n", o.host.c_str(), port, o.model_name.c_str());
@@ -52,8 +60,11 @@ trex::cli::CommandRegistrar reg("serve", "OpenAI-compatible chat server for a tr
   sub.add_option("--model-name", o->model_name, "Model id served (default trex)");
   sub.add_option("--threads", o->threads, "HTTP worker threads (default 8)")->check(CLI::Range(1, 256));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
-  sub.add_option("--device", o->device, "cpu (default) or cuda (the model does not run on CUDA yet: refused, "
-                                        "with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
+  sub.add_option("--device", o->device,
+                 trex::cli::kGeneratesOnCuda
+                     ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
+                       "the reason when there is none; --echo's prompt scoring stays on the CPU)"
+                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
   return [o] { return run(*o); };
 });
 

@@ -49,15 +49,17 @@ Engine::Engine(model::ModelConfig cfg, text::Tokenizer tok)
       tok_(std::move(tok)),
       chat_(tok_),
       model_(std::make_unique<model::Model>(cfg_)),
-      decoder_(std::make_unique<model::Decoder>(*model_)) {}
+      decoder_(std::make_unique<CpuSequenceDecoder>(*model_)) {}
 
-std::unique_ptr<Engine> Engine::load(const fs::path& ckpt, const fs::path& tokenizer, int max_context) {
+std::unique_ptr<Engine> Engine::load(const fs::path& ckpt, const fs::path& tokenizer, int max_context,
+                                     const DecoderFactory& make_decoder) {
   CheckpointPaths p = resolve_checkpoint(ckpt, tokenizer);
   auto cfg = model::ModelConfig::from_hf_json(p.config);
   auto tok = text::Tokenizer::load(p.tokenizer);
   auto e = std::make_unique<Engine>(cfg, std::move(tok));
   model::load_weights(p.dir, e->model().store());
   e->set_max_context(max_context);
+  if (make_decoder) e->set_decoder(make_decoder(e->model(), max_context));
   return e;
 }
 
@@ -97,19 +99,19 @@ TokenLogprob score_token(std::span<const float> logits, int32_t id, int k) {
 
 // ------------------------------------------------------------------ step combiner
 struct Engine::StepRequest {
-  model::DecodeState* state;
+  int64_t sequence;
   std::span<const int32_t> tokens;
   std::vector<float> logits;
   std::exception_ptr error;
   bool done = false;
 };
 
-std::vector<float> Engine::step(model::DecodeState& state, std::span<const int32_t> tokens) {
+std::vector<float> Engine::step(int64_t sequence, std::span<const int32_t> tokens) {
   for (int32_t id : tokens)  // checked here so one bad request can never fail a shared step
     if (id < 0 || id >= int32_t(cfg_.vocab_size))
       throw Error("generate: token id " + std::to_string(id) + " outside the model's vocabulary of " +
                   std::to_string(cfg_.vocab_size));
-  StepRequest req{&state, tokens, {}, nullptr, false};
+  StepRequest req{sequence, tokens, {}, nullptr, false};
   std::unique_lock<std::mutex> lock(step_mu_);
   step_queue_.push_back(&req);
   while (!req.done) {
@@ -134,7 +136,7 @@ std::vector<float> Engine::step(model::DecodeState& state, std::span<const int32
 // Prefills (several tokens) run one at a time; single-token steps run together as one batch.
 void Engine::run_steps(std::vector<StepRequest*>& batch) {
   const size_t V = size_t(cfg_.vocab_size);
-  std::vector<model::DecodeState*> states;
+  std::vector<int64_t> ids;
   std::vector<std::span<const int32_t>> toks;
   std::vector<StepRequest*> decode;
   for (auto* r : batch) {
@@ -143,7 +145,8 @@ void Engine::run_steps(std::vector<StepRequest*>& batch) {
       continue;
     }
     try {
-      auto lg = decoder_->step(*r->state, r->tokens);
+      std::span<const int32_t> t[1] = {r->tokens};
+      auto lg = decoder_->step(std::span<const int64_t>(&r->sequence, 1), t);
       r->logits.assign(lg.begin(), lg.end());
     } catch (...) {
       r->error = std::current_exception();
@@ -151,16 +154,32 @@ void Engine::run_steps(std::vector<StepRequest*>& batch) {
   }
   if (decode.empty()) return;
   for (auto* r : decode) {
-    states.push_back(r->state);
+    ids.push_back(r->sequence);
     toks.push_back(r->tokens);
   }
   try {
-    auto lg = decoder_->step(states, toks);
+    auto lg = decoder_->step(ids, toks);
     for (size_t i = 0; i < decode.size(); ++i) decode[i]->logits.assign(lg.begin() + i * V, lg.begin() + (i + 1) * V);
     if (decode.size() > 1) ++batched_steps_;
   } catch (...) {
     for (auto* r : decode) r->error = std::current_exception();
   }
+}
+
+int64_t Engine::open_sequence(int64_t expected_tokens) {
+  std::unique_lock<std::mutex> lock(seq_mu_);
+  int64_t id = -1;
+  seq_cv_.wait(lock, [&] { return (id = decoder_->open(expected_tokens)) >= 0; });
+  return id;
+}
+
+void Engine::close_sequence(int64_t id) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(seq_mu_);
+    decoder_->close(id);
+  } catch (...) {  // an id the decoder does not know: nothing to release
+  }
+  seq_cv_.notify_all();
 }
 
 namespace {
@@ -208,11 +227,16 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
       out.prompt_logprobs.push_back(
           score_token(std::span<const float>(all.data() + (t - 1) * V, usable), prompt[t], opt.logprobs));
   }
-  model::DecodeState state = decoder_->new_state(std::min<int64_t>(max_context_, int64_t(prompt.size()) + opt.max_tokens));
-  std::vector<float> logits = step(state, prompt);
+  const int64_t sequence = open_sequence(std::min<int64_t>(max_context_, int64_t(prompt.size()) + opt.max_tokens));
+  struct Release {
+    Engine* e;
+    int64_t id;
+    ~Release() { e->close_sequence(id); }
+  } release{this, sequence};
+  std::vector<float> logits = step(sequence, prompt);
   while (int(out.tokens.size()) < opt.max_tokens && !client_gone) {
     if (int(ctx.size()) >= max_context_) break;
-    if (!out.tokens.empty()) logits = step(state, std::span<const int32_t>(&ctx.back(), 1));
+    if (!out.tokens.empty()) logits = step(sequence, std::span<const int32_t>(&ctx.back(), 1));
     const int32_t id = sampler.sample(std::span<const float>(logits.data(), usable));
     if (id == int32_t(cfg_.eos_token_id)) {
       out.finish_reason = "stop";

@@ -1,6 +1,7 @@
 // The generation engine: a trained trex model + its tokenizer loaded from a checkpoint folder, and token
 // generation (sampling, stop strings, max tokens, EOS, streaming deltas). Decoding is incremental
-// (model::Decoder: one prefill step for the prompt, then one cached step per new token). Concurrent generations
+// (a SequenceDecoder — model::Decoder on the CPU, or the GPU's: one prefill step for the prompt, then one cached
+// step per new token; the full-sequence forward and the prompt scoring of --echo stay on the CPU model). Concurrent generations
 // share the model through a step combiner: decode steps that are waiting at the same time run as one batched
 // step (batch-invariant kernels, so batching never changes a request's output); a prompt's prefill always runs
 // as a step of its own, so its arithmetic never depends on other requests either.
@@ -24,6 +25,7 @@
 
 #include "infer/chat_server.hpp"
 #include "infer/sampler.hpp"
+#include "infer/sequence_decoder.hpp"
 #include "model/decode.hpp"
 #include "model/model.hpp"
 #include "text/chat_template.hpp"
@@ -68,14 +70,18 @@ struct GenOutput {
 class Engine {
  public:
   Engine(model::ModelConfig cfg, text::Tokenizer tok);
+  // make_decoder (optional): the incremental decoder, made from the loaded model (default: the CPU's).
   static std::unique_ptr<Engine> load(const std::filesystem::path& ckpt, const std::filesystem::path& tokenizer = {},
-                                      int max_context = 2048);
+                                      int max_context = 2048, const DecoderFactory& make_decoder = {});
 
   model::Model& model() { return *model_; }
   const text::Tokenizer& tokenizer() const { return tok_; }
   const model::ModelConfig& config() const { return cfg_; }
   int max_context() const { return max_context_; }
   void set_max_context(int n) { max_context_ = n; }
+  // The incremental decoder generation runs on (set before generating).
+  const SequenceDecoder& decoder() const { return *decoder_; }
+  void set_decoder(std::unique_ptr<SequenceDecoder> d) { decoder_ = std::move(d); }
 
   // Logits [vocab] of the last position after `tokens` through the full-sequence forward (the reference path the
   // incremental decoder is tested against).
@@ -104,13 +110,18 @@ class Engine {
   text::Tokenizer tok_;
   text::ChatTemplate chat_;
   std::unique_ptr<model::Model> model_;
-  std::unique_ptr<model::Decoder> decoder_;
+  std::unique_ptr<SequenceDecoder> decoder_;
   int max_context_ = 2048;
   std::mutex mu_;  // one full-forward (reference) call at a time
 
   // Step combiner: callers queue their step; whoever finds no step running executes the queue.
   struct StepRequest;
-  std::vector<float> step(model::DecodeState& state, std::span<const int32_t> tokens);
+  std::vector<float> step(int64_t sequence, std::span<const int32_t> tokens);
+  // A decoder sequence for one generation (waits while every one is open), and its release.
+  int64_t open_sequence(int64_t expected_tokens);
+  void close_sequence(int64_t id) noexcept;
+  std::mutex seq_mu_;
+  std::condition_variable seq_cv_;
   void run_steps(std::vector<StepRequest*>& batch);
   std::mutex step_mu_;
   std::condition_variable step_cv_;

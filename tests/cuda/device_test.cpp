@@ -79,12 +79,13 @@ TEST(CudaDevice, RequireDeviceNeverFallsBackSilently) {
 }
 
 namespace {
-// The message `trex <cmd> --device cuda` must stop with on this machine: train, which runs on CUDA in CUDA builds,
-// goes on to its missing data there.
+// The message `trex <cmd> --device cuda` must stop with on this machine: with a device, the commands that run on
+// CUDA in CUDA builds (train, run's training, generate and serve's decoder) go on to their missing input there.
 std::string expected_device_error(const std::string& cmd) {
   if (!available()) return "error: trex " + cmd + " --device cuda: CUDA asked for but " + availability().reason;
   if (cmd == "train" && built_with_cuda()) return "/nonexistent/pack";
   if (cmd == "run" && built_with_cuda()) return "/dev/null/run";
+  if ((cmd == "generate" || cmd == "serve") && built_with_cuda()) return "/nonexistent/ckpt";
   return "not implemented yet for this command";
 }
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <mutex>
 
 #include "infer/engine.hpp"
 #include "infer_test_util.hpp"
@@ -106,6 +107,69 @@ TEST(Engine, ConcurrentGenerationsAreBatchedAndEqualSoloOnes) {
   // a prompt the model cannot take is an error, not a crash
   std::vector<std::vector<int32_t>> bad = {prompts[0], {1, 2, int32_t(e->config().vocab_size) + 5}};
   EXPECT_THROW(e->generate_many(bad, {opts[0], opts[1]}, 2, [](size_t, GenOutput&&) {}), trex::Error);
+}
+
+// A decoder with a fixed number of sequence slots, as the GPU's is: the CPU decoder underneath, every open and
+// close counted, at most `slots` open at once (open answers -1 beyond).
+class SlotLimitedDecoder : public SequenceDecoder {
+ public:
+  SlotLimitedDecoder(trex::model::Model& m, int64_t slots) : inner_(m), slots_(slots) {}
+  std::string device() const override { return "test"; }
+  int64_t max_sequences() const override { return slots_; }
+  int64_t open(int64_t expected) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_ == slots_) {
+      ++refused;
+      return -1;
+    }
+    ++open_;
+    peak = std::max(peak, open_);
+    ++opened;
+    return inner_.open(expected);
+  }
+  void close(int64_t id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    inner_.close(id);
+    --open_;
+  }
+  std::span<const float> step(std::span<const int64_t> ids, std::span<const std::span<const int32_t>> t) override {
+    return inner_.step(ids, t);
+  }
+  std::mutex mu_;
+  int64_t open_ = 0, peak = 0, opened = 0, refused = 0;
+
+ private:
+  CpuSequenceDecoder inner_;
+  int64_t slots_;
+};
+
+TEST(Engine, GenerationsWaitForADecoderSlotAndGiveTheSameOutput) {
+  auto e = Engine::load(micro_checkpoint(), {}, 256);
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<GenOptions> opts;
+  for (int i = 0; i < 7; ++i) {
+    prompts.push_back(e->chat_prompt({{"user", "Plan " + std::to_string(i) + " shifts.", ""}}));
+    GenOptions g;
+    g.max_tokens = 6 + i;
+    g.sampling = {0.8, 0.9, 0, uint64_t(i + 1)};
+    opts.push_back(g);
+  }
+  std::vector<GenOutput> solo;
+  for (size_t i = 0; i < prompts.size(); ++i) solo.push_back(e->generate(prompts[i], opts[i]));
+  auto limited = std::make_unique<SlotLimitedDecoder>(e->model(), 2);
+  SlotLimitedDecoder* d = limited.get();
+  e->set_decoder(std::move(limited));
+  EXPECT_EQ(e->decoder().device(), "test");
+  std::vector<GenOutput> many(prompts.size());
+  e->generate_many(prompts, opts, 5, [&](size_t i, GenOutput&& g) { many[i] = std::move(g); });
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(many[i].tokens, solo[i].tokens) << "request " << i;
+  EXPECT_EQ(d->opened, 7);
+  EXPECT_EQ(d->open_, 0) << "every sequence is closed when its generation ends";
+  EXPECT_LE(d->peak, 2);
+  // an error inside a generation still releases its sequence
+  std::vector<std::vector<int32_t>> bad = {{1, 2, int32_t(e->config().vocab_size) + 5}};
+  EXPECT_THROW(e->generate_many(bad, {opts[0]}, 1, [](size_t, GenOutput&&) {}), trex::Error);
+  EXPECT_EQ(d->open_, 0);
 }
 
 TEST(Engine, SanitizeUtf8) {

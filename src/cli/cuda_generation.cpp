@@ -1,0 +1,65 @@
+// cuda_decoder_factory (cuda_support.hpp): infer::SequenceDecoder over cuda::Decoder, for `trex generate` and
+// `trex serve` with --device cuda. CUDA builds only (empty otherwise).
+#include "cli/cuda_support.hpp"
+
+#if TREX_HAVE_CUDA_MODEL
+#include <algorithm>
+#include <memory>
+#include <mutex>
+
+#include "cuda/gpu_decode.hpp"
+#include "cuda/gpu_model.hpp"
+
+namespace trex::cli {
+
+namespace {
+
+class CudaSequenceDecoder : public infer::SequenceDecoder {
+ public:
+  CudaSequenceDecoder(model::Model& host, int max_context, int sequences) : model_(host.config(), model_options()) {
+    auto src = host.params();
+    std::copy(src.begin(), src.end(), model_.host().params().begin());
+    auto ints = host.store().int_params();
+    std::copy(ints.begin(), ints.end(), model_.host().int_params().begin());
+    model_.upload();
+    cuda::DecoderOptions o;
+    o.sequences = std::max(1, sequences);
+    o.tokens = std::max(1, max_context);
+    decoder_ = std::make_unique<cuda::Decoder>(model_, o);
+  }
+  std::string device() const override { return "cuda"; }
+  int64_t max_sequences() const override { return decoder_->capacity().sequences; }
+  int64_t open(int64_t /*expected_tokens: the caches are sized to the context already*/) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return decoder_->open();
+  }
+  void close(int64_t id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    decoder_->close(id);
+  }
+  std::span<const float> step(std::span<const int64_t> ids, std::span<const std::span<const int32_t>> tokens) override {
+    std::lock_guard<std::mutex> lock(mu_);  // open / close of other sequences wait for the step
+    return decoder_->step(ids, tokens);
+  }
+
+ private:
+  static cuda::ModelOptions model_options() {
+    cuda::ModelOptions o;
+    o.activation_bytes = size_t(64) << 20;  // the training arena is unused: the decoder has its own
+    return o;
+  }
+  cuda::Model model_;
+  std::unique_ptr<cuda::Decoder> decoder_;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+infer::DecoderFactory cuda_decoder_factory(int sequences) {
+  return [sequences](model::Model& host, int max_context) -> std::unique_ptr<infer::SequenceDecoder> {
+    return std::make_unique<CudaSequenceDecoder>(host, max_context, sequences);
+  };
+}
+
+}  // namespace trex::cli
+#endif
