@@ -1,7 +1,7 @@
 // `trex run`: the whole pipeline on the embedded default (argument parsing only; see pipeline/run). `--device
-// cuda` runs the training stages on the GPU model (trex train --device cuda) in builds that carry it, and is
-// refused with the reason (cuda/device_select.hpp) before the run folder is made where there is no device;
-// generation and evaluation stay on the CPU (no decoding on the GPU yet), which the run says as it starts.
+// cuda` runs the training and generation stages on the GPU model (trex train / generate --device cuda) in builds
+// that carry it, and is refused with the reason (cuda/device_select.hpp) before the run folder is made where there
+// is no device; evaluation stays on the CPU, which the run says as it starts.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -61,8 +61,8 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   auto device = std::make_shared<std::string>("cpu");
   sub.add_option("--device", *device,
                  trex::cli::kTrainsOnCuda
-                     ? "cpu (default) or cuda: the training stages on the GPU model (generation and evaluation stay on "
-                       "the CPU); refused with the reason when there is no device"
+                     ? "cpu (default) or cuda: the training and generation stages on the GPU model (evaluation stays "
+                       "on the CPU); refused with the reason when there is no device"
                      : "cpu (default) or cuda (this trex was built without CUDA: refused, with the reason)")
       ->check(CLI::IsMember(trex::cuda::device_names()))
       ->capture_default_str();
@@ -70,8 +70,8 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
     // before the run folder is made
     trex::cuda::require_device(trex::cuda::parse_device(*device), "trex run", trex::cli::kTrainsOnCuda);
     if (*device == "cuda")
-      std::fprintf(stderr, "trex run --device cuda: the training stages run on the GPU model; generation and "
-                           "evaluation run on the CPU (the GPU model has no incremental decoding yet)\n");
+      std::fprintf(stderr, "trex run --device cuda: the training and generation stages run on the GPU model; "
+                           "evaluation runs on the CPU\n");
     o->device = *device;
     {  // bad mix specs fail here, before the run folder is made, not in the synth stage
       auto mix = trex::ordata::default_mix();

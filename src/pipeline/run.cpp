@@ -273,12 +273,17 @@ fs::path run_pipeline(const RunOptions& o) {
   rin.preset = o.preset;
   rin.answer_style = o.answer_style;
   rin.matmul = p.matmul;
+  // generation on the training device (trex generate --device cuda: the GPU decoder); evaluation on the CPU
+  auto on_device = [&](std::vector<std::string> args) {
+    if (o.device != "cpu") args.insert(args.end(), {"--device", o.device});
+    return args;
+  };
   for (const auto& r : routes) {
     fs::path gen = out / "eval" / (r.key + ".generated.jsonl");
     record(runner.run({"generate-" + r.key,
-                       {"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input", prompts.string(),
-                        "--output", gen.string(), "--max-tokens", std::to_string(p.max_new_tokens), "--temperature",
-                        "0", "--batch", "8"},
+                       on_device({"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input",
+                                  prompts.string(), "--output", gen.string(), "--max-tokens",
+                                  std::to_string(p.max_new_tokens), "--temperature", "0", "--batch", "8"}),
                        {r.ckpt, prompts, tok},
                        {gen}}));
     fs::path responses = out / "eval" / (r.key + ".responses.jsonl");
@@ -319,10 +324,10 @@ fs::path run_pipeline(const RunOptions& o) {
         fs::path gen = out / "eval" / (r.key + ".b4o.generated.jsonl");
         // B4O statements run to ~1,500 tokens: a longer context than the held-out items need.
         record(runner.run({"generate-b4o-" + r.key,
-                           {"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input",
-                            b4o_prompts.string(), "--output", gen.string(), "--max-tokens",
-                            std::to_string(p.max_new_tokens), "--temperature", "0", "--batch", "8", "--max-context",
-                            "4096"},
+                           on_device({"generate", "--ckpt", r.ckpt.string(), "--tokenizer", tok.string(), "--input",
+                                      b4o_prompts.string(), "--output", gen.string(), "--max-tokens",
+                                      std::to_string(p.max_new_tokens), "--temperature", "0", "--batch", "8",
+                                      "--max-context", "4096"}),
                            {r.ckpt, b4o_prompts, tok},
                            {gen}}));
         fs::path responses = out / "eval" / (r.key + ".b4o.responses.jsonl");
@@ -349,7 +354,7 @@ fs::path run_pipeline(const RunOptions& o) {
                 {"cpt_steps", p.cpt_steps}, {"sft_steps", p.sft_steps}, {"seq_len", p.seq_len}, {"sft_seq_len", p.sft_seq_len},
                 {"micro_batch", p.micro_batch}, {"max_new_tokens", p.max_new_tokens}, {"sliding_window", p.sliding_window}, {"cpt_lr", p.cpt_lr},
                 {"sft_lr", p.sft_lr}, {"answer_style", o.answer_style}, {"matmul", p.matmul},
-                {"train_device", o.device}, {"b4o_items", rin.b4o_items}}},
+                {"train_device", o.device}, {"generate_device", o.device}, {"b4o_items", rin.b4o_items}}},
               {"stages", stages},
               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
   write_file_atomic(out / "run.json", run.dump(2) + "\n");

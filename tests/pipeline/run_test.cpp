@@ -347,9 +347,9 @@ TEST(TrexRun, MatmulChoiceReachesTheTrainers) {
 }
 
 // `RunOptions::device = "cuda"` (what `trex run --device cuda` sets once a device is there) reaches the three
-// trainers and run.json. Without a device the first training stage stops the run with the trainer's reason; with
+// trainers, the generation stages and run.json. Without a device the first training stage stops the run with the trainer's reason; with
 // one the run finishes and every trainer's command carries the device.
-TEST(TrexRun, CudaDeviceReachesTheTrainers) {
+TEST(TrexRun, CudaDeviceReachesTheTrainersAndTheGenerators) {
   fs::path dir = trex::testing::fresh_temp_dir("trex_run_cuda_test");
   trex::pipeline::RunOptions o;
   o.quick = true;
@@ -370,13 +370,22 @@ TEST(TrexRun, CudaDeviceReachesTheTrainers) {
     trex::Json run = trex::parse_json_file(o.out / "run.json");
     EXPECT_EQ(run["plan"]["train_device"], "cuda");
     EXPECT_EQ(run["plan"]["matmul"], "bf16");  // auto on a GPU: its bf16 products
-    int trainers = 0;
-    for (const auto& st : run["stages"])
-      if (std::string(st["name"]).rfind("train-", 0) == 0) {
-        ++trainers;
+    EXPECT_EQ(run["plan"]["generate_device"], "cuda");
+    int trainers = 0, generators = 0;
+    for (const auto& st : run["stages"]) {
+      const std::string name = st["name"];
+      const bool train = name.rfind("train-", 0) == 0, gen = name.rfind("generate-", 0) == 0;
+      trainers += train;
+      generators += gen;
+      if (train || gen) {
         EXPECT_NE(st.value("command", "").find("--device cuda"), std::string::npos) << st.dump();
       }
+      if (name.rfind("eval-", 0) == 0) {
+        EXPECT_EQ(st.value("command", "").find("--device"), std::string::npos) << st.dump();
+      }
+    }
     EXPECT_EQ(trainers, 3);
+    EXPECT_GE(generators, 3);
   }
   try {
     o.device = "gpu";
