@@ -46,6 +46,7 @@ class CudaSequenceDecoder : public infer::SequenceDecoder {
   static cuda::ModelOptions model_options() {
     cuda::ModelOptions o;
     o.activation_bytes = size_t(64) << 20;  // the training arena is unused: the decoder has its own
+    o.gradients = false;                      // forward only
     return o;
   }
   cuda::Model model_;

@@ -92,7 +92,7 @@ struct Decoder::Impl {
 
   Ctx ctx() {
     return Ctx{M.cfg, M.P, nullptr, M.P16, M.Pint, M.host_ints, M.blas, *arena, M.stream, M.type, false,
-               rope_a.view(), rope_b.view()};
+               rope_a.view(), rope_b.view(), /*balance_loss=*/false};
   }
 };
 

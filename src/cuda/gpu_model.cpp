@@ -442,18 +442,18 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
   I.numel = int64_t(st.params().size());
   const size_t nbytes = sizeof(float) * size_t(std::max<int64_t>(1, I.numel));
   I.P = DeviceBuffer(nbytes);
-  I.G = DeviceBuffer(nbytes);
+  if (opt.gradients) I.G = DeviceBuffer(nbytes);
   if (opt.matmul == GemmType::bf16) I.P16 = DeviceBuffer(sizeof(uint16_t) * size_t(std::max<int64_t>(1, I.numel)));
   I.Pint = DeviceBuffer(sizeof(int64_t) * std::max<size_t>(1, st.int_params().size()));
   float* P = I.P.as<float>();
-  float* G = I.G.as<float>();
+  float* G = opt.gradients ? I.G.as<float>() : nullptr;
   const uint16_t* P16 = opt.matmul == GemmType::bf16 ? I.P16.as<uint16_t>() : nullptr;
   for (const auto& b : I.blocks) {
     std::vector<DeviceExpertWeights> ew(size_t(I.cfg.n_routed_experts));
     for (size_t e = 0; e < ew.size(); ++e) {
       ew[e] = {P + b.w1[e], P + b.w3[e], P + b.w2[e],
                P16 ? P16 + b.w1[e] : nullptr, P16 ? P16 + b.w3[e] : nullptr, P16 ? P16 + b.w2[e] : nullptr,
-               G + b.w1[e], G + b.w3[e], G + b.w2[e]};
+               G ? G + b.w1[e] : nullptr, G ? G + b.w3[e] : nullptr, G ? G + b.w2[e] : nullptr};
     }
     I.experts.push_back(std::move(ew));
   }
@@ -525,8 +525,17 @@ void Model::download() {
   I.P.download(I.host.params().data(), sizeof(float) * size_t(I.numel));
 }
 
+namespace {
+void require_gradients(const Model::Impl& I, const char* what) {
+  if (!I.opt.gradients)
+    throw Error(std::string("cuda model: ") + what + " needs gradients, and this model was built without them "
+                "(ModelOptions::gradients = false: forward only)");
+}
+}  // namespace
+
 void Model::download_grads(std::span<float> grads) const {
   auto& I = *impl_;
+  require_gradients(I, "download_grads");
   if (int64_t(grads.size()) != I.numel)
     throw Error("cuda model: download_grads into " + std::to_string(grads.size()) + " floats, the model has " +
                 std::to_string(I.numel));
@@ -536,11 +545,13 @@ void Model::download_grads(std::span<float> grads) const {
 
 void Model::zero_grad() {
   auto& I = *impl_;
+  if (!I.opt.gradients) return;  // nothing to zero
   zero_async(I.G.as<float>(), sizeof(float) * size_t(std::max<int64_t>(1, I.numel)), I.stream.get());
   I.stream.synchronize();
 }
 
 Losses Model::forward_backward(const Batch& batch) {
+  require_gradients(*impl_, "forward_backward");
   const Losses L = forward_all(*impl_, batch, true);
   backward_all(*impl_);
   impl_->stream.synchronize();

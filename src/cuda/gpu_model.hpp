@@ -35,6 +35,9 @@ struct ModelOptions {
   // Capacity of the activation arena, allocated once; 0: 85 % of the device memory left free after the
   // parameters, gradients and bf16 copies.
   size_t activation_bytes = 0;
+  // false: no gradient buffer (inference, e.g. the decoder's model: half the parameter memory); forward_backward,
+  // download_grads and the optimizers then refuse with trex::Error, and device_grads() is null.
+  bool gradients = true;
 };
 
 class Model {

@@ -61,6 +61,7 @@ struct Ctx {
   GemmType type;
   bool training;
   DeviceRope rope_a, rope_b;  // as detail::Ctx: ratio-0 layers; compressed layers, compressors, indexer
+  bool balance_loss = true;   // false (the decoder): the MoE's sequence-balance loss is not computed
   float* p(int64_t off) const { return P + off; }
   float* g(int64_t off) const { return G + off; }
   const uint16_t* p16(int64_t off) const { return P16 ? P16 + off : nullptr; }

@@ -58,7 +58,7 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
     zero_async(out, sizeof(float) * size_t(N * d), c.s);
   moe_scatter_add_rows(s.row_of, N, k, d, ye, out, c.s);
   s.seq_counts = nullptr;
-  if (b.hash) return 0.0;
+  if (b.hash || !c.balance_loss) return 0.0;  // (the decoder: no loss to report, and no synchronisation for it)
   double* row_loss = c.arena.doubles(seq.B);
   s.seq_counts = c.arena.ints(seq.B * E);
   moe_balance_loss(s.a, s.sel, seq.B, seq.T, E, k, cfg.seq_balance_alpha, row_loss, s.seq_counts, c.arena, c.s);

@@ -424,7 +424,9 @@ DecodeParity compare_decode(const model::ModelConfig& cfg, GemmType type, uint64
     float* w = cpu.params().data() + p.offset;
     for (int64_t i = 0; i < p.numel; ++i) w[i] = float(0.3 * pr.normal());
   }
-  Model gpu(cfg, gpu_options(type));
+  ModelOptions mo = gpu_options(type);
+  mo.gradients = false;  // as the CLI's decoder builds it
+  Model gpu(cfg, mo);
   copy_into(cpu, gpu);
   model::Decoder cdec(cpu);
   DecoderOptions o;

@@ -4,10 +4,16 @@
 // the GPU decoder against the CPU decoder.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "gpu_test.hpp"
 #include "model/config.hpp"
 #include "model_parity.hpp"
+#include "cuda/gpu_model.hpp"
+#include "model/model.hpp"
 #include "nn/gemm_bf16.hpp"
+#include "util/error.hpp"
 
 using namespace trex;
 using namespace trex::cuda;
@@ -82,4 +88,27 @@ TEST(CudaDecoder, FollowsTheCpuDecoderBf16) {
   const DecodeParity r = compare_decode(model::ModelConfig::preset("tiny"), GemmType::bf16, 32);
   EXPECT_TRUE(r.ok()) << r.str();
   std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, WithoutGradientsRunsForwardOnly) {
+  TREX_REQUIRE_GPU();
+  const model::ModelConfig cfg = model::ModelConfig::preset("tiny");
+  ModelOptions o;
+  o.activation_bytes = size_t(1) << 30;
+  o.gradients = false;
+  Model m(cfg, o);
+  model::init_params(m.host(), cfg, 3);
+  m.upload();
+  EXPECT_EQ(m.device_grads(), nullptr);
+  std::vector<int32_t> tokens(64);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 37) % size_t(cfg.vocab_size));
+  const model::Batch b{1, 64, tokens.data(), nullptr, nullptr};
+  const model::Losses L = m.forward(b);
+  EXPECT_TRUE(std::isfinite(L.total));
+  try {
+    m.forward_backward(b);
+    ADD_FAILURE() << "forward_backward ran without gradients";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("built without them"), std::string::npos) << e.what();
+  }
 }
