@@ -129,22 +129,24 @@ prc=$?
   awk '/=== op perf/{f=1; next} f && /^=== /{f=0} f' "$LOG"
   echo '```'
 } >>"$SUMMARY"
-# the GPU model: tiny-preset parity (one step, 20 AdamW steps with a resume across devices) and the 1B bench
+# the GPU model: tiny-preset parity (one step, 20 AdamW steps with a resume across devices, the trainer's step, the
+# decoder) and the 1B bench (training step MFU, decoder tokens/s)
 model() { "$BUILD/trex_cuda_model_perf" --out "$OUTDIR/model-perf.jsonl" ${QUICK:+--steps 2 --seq 1024}; }
 step "model parity + 1B bench" model
 mrc=$?
 {
   echo
-  echo "## GPU model (trex_cuda_model_perf: tiny-preset parity against the CPU model; the 1B preset's bench)"
+  echo "## GPU model (trex_cuda_model_perf: tiny-preset parity against the CPU model and decoder; the 1B preset's bench)"
   echo '```'
   awk '/=== model parity/{f=1; next} f && /^=== /{f=0} f' "$LOG"
   echo '```'
 } >>"$SUMMARY"
 trc=0
 if [ -n "$FULL" ]; then
-  # the trainer end to end: trex train --device cuda against --device cpu, and a CPU checkpoint resumed on the GPU
+  # end to end: trex train --device cuda against --device cpu, a CPU checkpoint resumed on the GPU, and trex
+  # generate --device cuda against --device cpu
   train_check() { bash "$SRC/scripts/gpu-train-check.sh" "$BUILD/trex" "$BUILD/train-check"; }
-  step "trex train --device cuda vs cpu" train_check
+  step "trex train / generate --device cuda vs cpu" train_check
   trc=$?
 fi
 if [ $prc -eq 3 ] || [ $mrc -eq 3 ] || [ $trc -eq 3 ] || [ "$skipped" -gt 0 ]; then

@@ -7,7 +7,8 @@
 //   --bench   the ~1B V4-style MoE preset below in bf16 on one GPU: forward + backward + AdamW per step, tokens/s,
 //             model TFLOP/s by the CPU report's formula (model_info.hpp flops_per_token: train = 3 x forward,
 //             forward = 2 N_mm + attention + indexer, MTP included) and MFU against 989 TFLOP/s (H100/H200 dense
-//             bf16) and against 790 (the measured GEMM peak, MACHINE.md §9)
+//             bf16) and against 790 (the measured GEMM peak, MACHINE.md §9); then the GPU decoder on the same
+//             preset: 8 sequences prefilled with min(S, 2048)-token prompts, 32 batched decoding steps (tokens/s)
 // --out FILE appends JSON lines. Exit: 0 every check passed, 1 a check failed, 3 no usable CUDA device.
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "cuda/device.hpp"
+#include "cuda/gpu_decode.hpp"
 #include "cuda/device_optimizer.hpp"
 #include "cuda/gpu_model.hpp"
 #include "cuda/stream.hpp"
@@ -131,6 +133,63 @@ bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {
   }
 }
 
+// The GPU decoder on the 1B preset (bf16 products, a model without gradients): S sequences each prefilled with a
+// P-token prompt (one step per prompt), then G batched decoding steps of one token per sequence; prefill and
+// decode tokens/s and the decode step's latency.
+bool run_decode_bench(const Out& out, int64_t S, int64_t P, int64_t G) {
+  const model::ModelConfig cfg = bench_1b_config();
+  ModelOptions mo;
+  mo.matmul = GemmType::bf16;
+  mo.activation_bytes = size_t(256) << 20;
+  mo.gradients = false;
+  Model gpu(cfg, mo);
+  model::init_params(gpu.host(), cfg, 1);
+  gpu.upload();
+  DecoderOptions o;
+  o.sequences = S;
+  o.tokens = P + G;
+  o.rows = std::max(P, S);
+  Decoder dec(gpu, o);
+  Rng r(5);
+  auto tokens = [&](int64_t n) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (auto& x : t) x = int32_t(r.uniform_int(0, cfg.vocab_size - 1));
+    return t;
+  };
+  std::vector<int64_t> slots;
+  for (int64_t i = 0; i < S; ++i) slots.push_back(dec.open());
+  using clock = std::chrono::steady_clock;
+  bool finite = true;
+  auto check = [&](std::span<const float> lg) {
+    for (float v : lg) finite = finite && std::isfinite(v);
+  };
+  const auto t0 = clock::now();
+  for (int64_t i = 0; i < S; ++i) {
+    const auto p = tokens(P);
+    std::span<const int32_t> one[1] = {p};
+    check(dec.step(std::span<const int64_t>(&slots[size_t(i)], 1), one));
+  }
+  const auto t1 = clock::now();
+  for (int64_t g = 0; g < G; ++g) {
+    std::vector<std::vector<int32_t>> next;
+    for (int64_t i = 0; i < S; ++i) next.push_back(tokens(1));
+    const std::vector<std::span<const int32_t>> spans(next.begin(), next.end());
+    check(dec.step(slots, spans));
+  }
+  const auto t2 = clock::now();
+  const double prefill_s = std::chrono::duration<double>(t1 - t0).count();
+  const double decode_s = std::chrono::duration<double>(t2 - t1).count();
+  const double prefill_tps = double(S * P) / prefill_s, decode_tps = double(S * G) / decode_s;
+  std::printf("1B decoder bf16: %lld sequences, %lld-token prompts: prefill %.0f tokens/s; %lld batched steps: "
+              "decode %.0f tokens/s, %.2f ms per step; caches %.2f GiB%s\n",
+              (long long)S, (long long)P, prefill_tps, (long long)G, decode_tps, 1e3 * decode_s / double(G),
+              double(dec.cache_bytes()) / double(1 << 30), finite ? "" : "; NON-FINITE LOGITS");
+  out.line("{\"check\":\"decode_1b\",\"prefill_tokens_per_s\":" + std::to_string(prefill_tps) +
+           ",\"decode_tokens_per_s\":" + std::to_string(decode_tps) + ",\"finite\":" + (finite ? "true" : "false") +
+           "}");
+  return finite;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,6 +219,7 @@ int main(int argc, char** argv) {
   try {
     if (parity) ok = run_parity(out) && ok;
     if (bench) ok = run_bench(out, B, T, steps) && ok;
+    if (bench) ok = run_decode_bench(out, 8, std::min<int64_t>(T, 2048), 32) && ok;
   } catch (const std::exception& e) {
     std::printf("FAILED: %s\n", e.what());
     return 1;
