@@ -178,7 +178,8 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
                  trex::cli::kGeneratesOnCuda
                      ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
                        "the reason when there is none; --echo's prompt scoring stays on the CPU)"
-                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
+                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
+      ->check(CLI::IsMember(trex::cuda::device_names()));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

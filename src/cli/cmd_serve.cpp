@@ -64,7 +64,8 @@ trex::cli::CommandRegistrar reg("serve", "OpenAI-compatible chat server for a tr
                  trex::cli::kGeneratesOnCuda
                      ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
                        "the reason when there is none; --echo's prompt scoring stays on the CPU)"
-                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")->check(CLI::IsMember(trex::cuda::device_names()));
+                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
+      ->check(CLI::IsMember(trex::cuda::device_names()));
   return [o] { return run(*o); };
 });
 

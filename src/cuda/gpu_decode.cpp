@@ -117,7 +117,8 @@ Decoder::Decoder(Model& model, const DecoderOptions& opt) : impl_(std::make_uniq
   };
   size_t bytes = 0;
   for (int64_t l = 0; l < cfg.num_hidden_layers; ++l)
-    for (int64_t n : pool_floats(l)) bytes += (size_t(n) * sizeof(float) + DeviceArena::kAlign - 1) / DeviceArena::kAlign * DeviceArena::kAlign;
+    for (int64_t n : pool_floats(l))  // each allocation rounded up to the arena's alignment
+      bytes += (size_t(n) * sizeof(float) + DeviceArena::kAlign - 1) / DeviceArena::kAlign * DeviceArena::kAlign;
   I.cache_bytes = bytes;
   I.caches = std::make_unique<DeviceArena>(std::max<size_t>(bytes, 1), "cuda decoder caches");
   for (int64_t l = 0; l < cfg.num_hidden_layers; ++l) {

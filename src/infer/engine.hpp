@@ -1,10 +1,10 @@
 // The generation engine: a trained trex model + its tokenizer loaded from a checkpoint folder, and token
 // generation (sampling, stop strings, max tokens, EOS, streaming deltas). Decoding is incremental
 // (a SequenceDecoder — model::Decoder on the CPU, or the GPU's: one prefill step for the prompt, then one cached
-// step per new token; the full-sequence forward and the prompt scoring of --echo stay on the CPU model). Concurrent generations
-// share the model through a step combiner: decode steps that are waiting at the same time run as one batched
-// step (batch-invariant kernels, so batching never changes a request's output); a prompt's prefill always runs
-// as a step of its own, so its arithmetic never depends on other requests either.
+// step per new token; the full-sequence forward and the prompt scoring of --echo stay on the CPU model).
+// Concurrent generations share the model through a step combiner: decode steps that are waiting at the same time
+// run as one batched step (batch-invariant kernels, so batching never changes a request's output); a prompt's
+// prefill always runs as a step of its own, so its arithmetic never depends on other requests either.
 //
 // Checkpoint folder (--ckpt DIR), checked in this order:
 //   DIR/latest (a file naming a step folder, as `trex train` writes) -> DIR/<that folder>;

@@ -15,7 +15,8 @@ DecodeLayout::DecodeLayout(const DecodeCapacity& c, int64_t window) : cap(c), w(
                 ", " + std::to_string(cap.tokens) + ", " + std::to_string(cap.rows) + ")");
   if (w < 1) throw Error("decode capacity: the sliding window must be at least 1");
   // Every row index is an int32 (the kernels' lists); the largest pool is a key pool with ratio-1 entries.
-  const double biggest = double(cap.rows) + double(cap.sequences) * double(w) + double(cap.sequences) * double(cap.tokens);
+  const double biggest =
+      double(cap.rows) + double(cap.sequences) * double(w) + double(cap.sequences) * double(cap.tokens);
   if (biggest >= double(std::numeric_limits<int32_t>::max()))
     throw Error("decode capacity: " + std::to_string(cap.sequences) + " sequences of " + std::to_string(cap.tokens) +
                 " tokens need more than 2^31 cache rows");

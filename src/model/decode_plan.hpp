@@ -103,6 +103,7 @@ struct DecodePlan {
 
 // The plan of a step over `seqs` (distinct slots, count >= 1, length + count <= cap.tokens, total count <=
 // cap.rows: trex::Error otherwise, naming the limit).
-DecodePlan plan_decode_step(const ModelConfig& cfg, const DecodeLayout& layout, std::span<const DecodeSequenceStep> seqs);
+DecodePlan plan_decode_step(const ModelConfig& cfg, const DecodeLayout& layout,
+                            std::span<const DecodeSequenceStep> seqs);
 
 }  // namespace trex::model
