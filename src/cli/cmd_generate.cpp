@@ -21,7 +21,7 @@ using trex::Json;
 using namespace trex::infer;
 
 struct GenerateOpts {
-  std::string ckpt, tokenizer, prompt, input, output, device = "cpu";
+  std::string ckpt, tokenizer, prompt, input, output, device = "cpu", matmul = "fp32";
   bool chat = false;
   int max_tokens = 256, top_k = 0, max_context = 2048, batch = 8, logprobs = -1;
   bool echo = false;
@@ -76,7 +76,9 @@ std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const
 
 int run(const GenerateOpts& o) {
   const auto device = trex::cuda::parse_device(o.device);
-  trex::cuda::require_device(device, "trex generate", trex::cli::kGeneratesOnCuda);  // before anything is read
+  // the device and the products are checked before anything is read
+  trex::cuda::require_device(device, "trex generate", trex::cli::kGeneratesOnCuda);
+  const bool bf16 = trex::cli::decoder_matmul_is_bf16(o.matmul, device == trex::cuda::Device::cuda, "trex generate");
   if (o.prompt.empty() == o.input.empty()) throw trex::Error("generate: give exactly one of --prompt and --input");
   if (o.echo && o.logprobs < 0) throw trex::Error("generate: --echo scores the prompt's tokens and needs --logprobs K");
   // Read and validate every record before loading the model, so bad input fails fast.
@@ -99,8 +101,9 @@ int run(const GenerateOpts& o) {
     gopts.push_back(record_options(o, records[i], where[i]));
   }
   trex::infer::DecoderFactory make_decoder;
+  (void)bf16;  // (builds without the GPU model: only fp32 gets past the check above)
 #if TREX_HAVE_CUDA_MODEL
-  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.batch);
+  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.batch, bf16);
 #endif
   auto engine = Engine::load(o.ckpt, o.tokenizer, o.max_context, make_decoder);
   std::vector<std::vector<int32_t>> prompts;
@@ -180,6 +183,9 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
                        "the reason when there is none; --echo's prompt scoring stays on the CPU)"
                      : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
       ->check(CLI::IsMember(trex::cuda::device_names()));
+  sub.add_option("--matmul", o->matmul, "Matrix products of the GPU decoder: fp32 (default) or bf16 (operands rounded, "
+                                        "fp32 accumulation; --device cuda only)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

@@ -18,13 +18,15 @@ namespace {
 using namespace trex::infer;
 
 struct ServeOpts {
-  std::string ckpt, tokenizer, host = "127.0.0.1", api_key_env, model_name = "trex", device = "cpu";
+  std::string ckpt, tokenizer, host = "127.0.0.1", api_key_env, model_name = "trex", device = "cpu", matmul = "fp32";
   int port = 8000, threads = 8, max_context = 2048;
 };
 
 int run(const ServeOpts& o) {
   const auto device = trex::cuda::parse_device(o.device);
-  trex::cuda::require_device(device, "trex serve", trex::cli::kGeneratesOnCuda);  // before anything is read or bound
+  // the device and the products are checked before anything is read or bound
+  trex::cuda::require_device(device, "trex serve", trex::cli::kGeneratesOnCuda);
+  const bool bf16 = trex::cli::decoder_matmul_is_bf16(o.matmul, device == trex::cuda::Device::cuda, "trex serve");
   ServerOptions so;
   so.host = o.host;
   so.port = o.port;
@@ -36,9 +38,10 @@ int run(const ServeOpts& o) {
     so.api_key = k;
   }
   trex::infer::DecoderFactory make_decoder;
+  (void)bf16;  // (builds without the GPU model: only fp32 gets past the check above)
 #if TREX_HAVE_CUDA_MODEL
   // one cached sequence per HTTP worker: requests beyond them wait for a free one
-  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.threads);
+  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.threads, bf16);
 #endif
   std::shared_ptr<Engine> engine = Engine::load(o.ckpt, o.tokenizer, o.max_context, make_decoder);
   ChatServer server(so, std::make_shared<EngineChatGenerator>(engine));
@@ -66,6 +69,9 @@ trex::cli::CommandRegistrar reg("serve", "OpenAI-compatible chat server for a tr
                        "the reason when there is none; --echo's prompt scoring stays on the CPU)"
                      : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
       ->check(CLI::IsMember(trex::cuda::device_names()));
+  sub.add_option("--matmul", o->matmul, "Matrix products of the GPU decoder: fp32 (default) or bf16 (operands rounded, "
+                                        "fp32 accumulation; --device cuda only)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   return [o] { return run(*o); };
 });
 

@@ -1,6 +1,21 @@
 // cuda_decoder_factory (cuda_support.hpp): infer::SequenceDecoder over cuda::Decoder, for `trex generate` and
-// `trex serve` with --device cuda. CUDA builds only (empty otherwise).
+// `trex serve` with --device cuda (CUDA builds only), and the check of their --matmul option (every build).
 #include "cli/cuda_support.hpp"
+
+#include "util/error.hpp"
+
+namespace trex::cli {
+
+bool decoder_matmul_is_bf16(const std::string& matmul, bool cuda, const std::string& command) {
+  if (matmul == "fp32") return false;
+  if (matmul != "bf16") throw Error(command + ": --matmul must be fp32 or bf16, not '" + matmul + "'");
+  if (!cuda)
+    throw Error(command + " --matmul bf16: bf16 products are the GPU decoder's (--device cuda); the CPU decoder's "
+                "products are fp32");
+  return true;
+}
+
+}  // namespace trex::cli
 
 #if TREX_HAVE_CUDA_MODEL
 #include <algorithm>
@@ -16,7 +31,8 @@ namespace {
 
 class CudaSequenceDecoder : public infer::SequenceDecoder {
  public:
-  CudaSequenceDecoder(model::Model& host, int max_context, int sequences) : model_(host.config(), model_options()) {
+  CudaSequenceDecoder(model::Model& host, int max_context, int sequences, bool bf16)
+      : model_(host.config(), model_options(bf16)) {
     auto src = host.params();
     std::copy(src.begin(), src.end(), model_.host().params().begin());
     auto ints = host.store().int_params();
@@ -43,8 +59,9 @@ class CudaSequenceDecoder : public infer::SequenceDecoder {
   }
 
  private:
-  static cuda::ModelOptions model_options() {
+  static cuda::ModelOptions model_options(bool bf16) {
     cuda::ModelOptions o;
+    o.matmul = bf16 ? cuda::GemmType::bf16 : cuda::GemmType::fp32;
     o.activation_bytes = size_t(64) << 20;  // the training arena is unused: the decoder has its own
     o.gradients = false;                      // forward only
     return o;
@@ -56,9 +73,9 @@ class CudaSequenceDecoder : public infer::SequenceDecoder {
 
 }  // namespace
 
-infer::DecoderFactory cuda_decoder_factory(int sequences) {
-  return [sequences](model::Model& host, int max_context) -> std::unique_ptr<infer::SequenceDecoder> {
-    return std::make_unique<CudaSequenceDecoder>(host, max_context, sequences);
+infer::DecoderFactory cuda_decoder_factory(int sequences, bool bf16) {
+  return [sequences, bf16](model::Model& host, int max_context) -> std::unique_ptr<infer::SequenceDecoder> {
+    return std::make_unique<CudaSequenceDecoder>(host, max_context, sequences, bf16);
   };
 }
 

@@ -179,3 +179,24 @@ TEST(CudaDevice, CheckMacroNamesFileLineCallAndError) {
 #else
 TEST(CudaDevice, BuiltWithoutCuda) { EXPECT_FALSE(built_with_cuda()); }
 #endif
+
+// `--matmul bf16` of generate and serve is the GPU decoder's: with the CPU decoder it is refused before the
+// checkpoint is read; with --device cuda the device check comes first.
+TEST(CudaDevice, GenerateAndServeTakeBf16ProductsOnlyOnTheGpu) {
+  const std::string bin = TREX_BIN_PATH;
+  for (const std::string cmd : {"generate --prompt hi", "serve --port 0"}) {
+    int rc = 0;
+    const std::string name = cmd.substr(0, cmd.find(' '));
+    std::string out = trex::testing::run_command(bin + " " + cmd + " --matmul bf16 --ckpt /nonexistent/ckpt", rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find("trex " + name + " --matmul bf16: bf16 products are the GPU decoder's"), std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("/nonexistent/ckpt"), std::string::npos) << out;
+    out = trex::testing::run_command(bin + " " + cmd + " --matmul bf16 --device cuda --ckpt /nonexistent/ckpt", rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find(expected_device_error(name)), std::string::npos) << out;
+    out = trex::testing::run_command(bin + " " + cmd + " --matmul fp16 --ckpt /nonexistent/ckpt", rc);
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find("--matmul"), std::string::npos) << out;
+  }
+}
