@@ -180,7 +180,7 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
   sub.add_option("--device", o->device,
                  trex::cli::kGeneratesOnCuda
                      ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
-                       "the reason when there is none; --echo's prompt scoring stays on the CPU)"
+                       "the reason when there is none)"
                      : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
       ->check(CLI::IsMember(trex::cuda::device_names()));
   sub.add_option("--matmul", o->matmul, "Matrix products of the GPU decoder: fp32 (default) or bf16 (operands rounded, "

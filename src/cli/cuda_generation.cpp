@@ -57,6 +57,12 @@ class CudaSequenceDecoder : public infer::SequenceDecoder {
     std::lock_guard<std::mutex> lock(mu_);  // open / close of other sequences wait for the step
     return decoder_->step(ids, tokens);
   }
+  std::span<const float> step_all_positions(int64_t id, std::span<const int32_t> tokens) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::span<const int32_t> one[1] = {tokens};
+    return decoder_->step(std::span<const int64_t>(&id, 1), one, true);
+  }
+  bool scores_prompts() const override { return true; }
 
  private:
   static cuda::ModelOptions model_options(bool bf16) {

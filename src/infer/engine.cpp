@@ -101,17 +101,18 @@ TokenLogprob score_token(std::span<const float> logits, int32_t id, int k) {
 struct Engine::StepRequest {
   int64_t sequence;
   std::span<const int32_t> tokens;
+  bool all_positions = false;  // every new token's logits (prompt scoring), not only the last
   std::vector<float> logits;
   std::exception_ptr error;
   bool done = false;
 };
 
-std::vector<float> Engine::step(int64_t sequence, std::span<const int32_t> tokens) {
+std::vector<float> Engine::step(int64_t sequence, std::span<const int32_t> tokens, bool all_positions) {
   for (int32_t id : tokens)  // checked here so one bad request can never fail a shared step
     if (id < 0 || id >= int32_t(cfg_.vocab_size))
       throw Error("generate: token id " + std::to_string(id) + " outside the model's vocabulary of " +
                   std::to_string(cfg_.vocab_size));
-  StepRequest req{sequence, tokens, {}, nullptr, false};
+  StepRequest req{sequence, tokens, all_positions, {}, nullptr, false};
   std::unique_lock<std::mutex> lock(step_mu_);
   step_queue_.push_back(&req);
   while (!req.done) {
@@ -133,20 +134,21 @@ std::vector<float> Engine::step(int64_t sequence, std::span<const int32_t> token
   return std::move(req.logits);
 }
 
-// Prefills (several tokens) run one at a time; single-token steps run together as one batch.
+// Prefills (several tokens) and prompt scorings run one at a time; single-token steps run together as one batch.
 void Engine::run_steps(std::vector<StepRequest*>& batch) {
   const size_t V = size_t(cfg_.vocab_size);
   std::vector<int64_t> ids;
   std::vector<std::span<const int32_t>> toks;
   std::vector<StepRequest*> decode;
   for (auto* r : batch) {
-    if (r->tokens.size() == 1) {
+    if (r->tokens.size() == 1 && !r->all_positions) {
       decode.push_back(r);
       continue;
     }
     try {
       std::span<const int32_t> t[1] = {r->tokens};
-      auto lg = decoder_->step(std::span<const int64_t>(&r->sequence, 1), t);
+      auto lg = r->all_positions ? decoder_->step_all_positions(r->sequence, r->tokens)
+                                 : decoder_->step(std::span<const int64_t>(&r->sequence, 1), t);
       r->logits.assign(lg.begin(), lg.end());
     } catch (...) {
       r->error = std::current_exception();
@@ -171,6 +173,17 @@ int64_t Engine::open_sequence(int64_t expected_tokens) {
   int64_t id = -1;
   seq_cv_.wait(lock, [&] { return (id = decoder_->open(expected_tokens)) >= 0; });
   return id;
+}
+
+std::vector<float> Engine::prompt_logits(std::span<const int32_t> prompt) {
+  if (!decoder_->scores_prompts()) return all_logits(prompt);
+  const int64_t sequence = open_sequence(int64_t(prompt.size()));
+  struct Release {
+    Engine* e;
+    int64_t id;
+    ~Release() { e->close_sequence(id); }
+  } release{this, sequence};
+  return step(sequence, prompt, true);
 }
 
 void Engine::close_sequence(int64_t id) noexcept {
@@ -220,8 +233,8 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
     emitted = std::max(emitted, upto);
   };
   out.finish_reason = "length";
-  if (opt.echo && opt.logprobs >= 0) {  // the prompt's tokens scored by the full forward
-    const auto all = all_logits(prompt);
+  if (opt.echo && opt.logprobs >= 0) {  // the prompt's tokens scored (the decoder's or the full forward)
+    const auto all = prompt_logits(prompt);
     const size_t V = size_t(cfg_.vocab_size);
     for (size_t t = 1; t < prompt.size(); ++t)
       out.prompt_logprobs.push_back(

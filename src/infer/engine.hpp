@@ -1,7 +1,8 @@
 // The generation engine: a trained trex model + its tokenizer loaded from a checkpoint folder, and token
 // generation (sampling, stop strings, max tokens, EOS, streaming deltas). Decoding is incremental
 // (a SequenceDecoder — model::Decoder on the CPU, or the GPU's: one prefill step for the prompt, then one cached
-// step per new token; the full-sequence forward and the prompt scoring of --echo stay on the CPU model).
+// step per new token; --echo's prompt scoring runs on the GPU decoder there, on the CPU model's full forward
+// otherwise).
 // Concurrent generations share the model through a step combiner: decode steps that are waiting at the same time
 // run as one batched step (batch-invariant kernels, so batching never changes a request's output); a prompt's
 // prefill always runs as a step of its own, so its arithmetic never depends on other requests either.
@@ -44,7 +45,7 @@ struct GenOptions {
   int max_tokens = 256;
   std::vector<std::string> stop;  // generation ends before the first occurrence of any of these
   int logprobs = -1;              // < 0: off; K >= 0: each generated token's log-probability and the K most likely
-  bool echo = false;              // with logprobs: also score the prompt's tokens (through the full forward)
+  bool echo = false;              // with logprobs: also score the prompt's tokens (Engine::prompt_logits)
 };
 
 // A token's log-probability under the model: the log-softmax of its logits over the ids the tokenizer can decode,
@@ -116,7 +117,9 @@ class Engine {
 
   // Step combiner: callers queue their step; whoever finds no step running executes the queue.
   struct StepRequest;
-  std::vector<float> step(int64_t sequence, std::span<const int32_t> tokens);
+  std::vector<float> step(int64_t sequence, std::span<const int32_t> tokens, bool all_positions = false);
+  // Every position's logits of `prompt` for --echo: the decoder's when it scores prompts, else the full forward.
+  std::vector<float> prompt_logits(std::span<const int32_t> prompt);
   // A decoder sequence for one generation (waits while every one is open), and its release.
   int64_t open_sequence(int64_t expected_tokens);
   void close_sequence(int64_t id) noexcept;

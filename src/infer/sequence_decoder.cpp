@@ -20,18 +20,22 @@ void CpuSequenceDecoder::close(int64_t id) {
   if (states_.erase(id) == 0) throw Error("decode: close of sequence " + std::to_string(id) + ", which is not open");
 }
 
+model::DecodeState& CpuSequenceDecoder::state(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = states_.find(id);
+  if (it == states_.end()) throw Error("decode: sequence " + std::to_string(id) + " is not open");
+  return it->second;
+}
+
 std::span<const float> CpuSequenceDecoder::step(std::span<const int64_t> ids,
                                                 std::span<const std::span<const int32_t>> tokens) {
   std::vector<model::DecodeState*> states;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int64_t id : ids) {
-      auto it = states_.find(id);
-      if (it == states_.end()) throw Error("decode: sequence " + std::to_string(id) + " is not open");
-      states.push_back(&it->second);
-    }
-  }
+  for (int64_t id : ids) states.push_back(&state(id));
   return decoder_.step(states, tokens);
+}
+
+std::span<const float> CpuSequenceDecoder::step_all_positions(int64_t id, std::span<const int32_t> tokens) {
+  return decoder_.step(state(id), tokens, true);
 }
 
 }  // namespace trex::infer

@@ -30,6 +30,11 @@ class SequenceDecoder {
   // the next step. The engine runs one step at a time; open and close may come from other threads meanwhile.
   virtual std::span<const float> step(std::span<const int64_t> ids,
                                       std::span<const std::span<const int32_t>> tokens) = 0;
+  // One sequence's step returning the logits of every new token [tokens.size(), vocab] (prompt scoring).
+  virtual std::span<const float> step_all_positions(int64_t id, std::span<const int32_t> tokens) = 0;
+  // Whether the engine scores prompts (GenOptions::echo) here rather than with the CPU model's full forward: the
+  // GPU decoder's answer (a CPU forward of a large model would dominate); the CPU keeps its reference path.
+  virtual bool scores_prompts() const { return false; }
 };
 
 // model::Decoder over a CPU model (its weights read at every step).
@@ -41,8 +46,10 @@ class CpuSequenceDecoder : public SequenceDecoder {
   int64_t open(int64_t expected_tokens) override;
   void close(int64_t id) override;
   std::span<const float> step(std::span<const int64_t> ids, std::span<const std::span<const int32_t>> tokens) override;
+  std::span<const float> step_all_positions(int64_t id, std::span<const int32_t> tokens) override;
 
  private:
+  model::DecodeState& state(int64_t id);
   model::Decoder decoder_;
   std::mutex mu_;  // the map (its nodes do not move: a stepped state's pointer stays valid while others change)
   std::map<int64_t, model::DecodeState> states_;

@@ -135,8 +135,14 @@ class SlotLimitedDecoder : public SequenceDecoder {
   std::span<const float> step(std::span<const int64_t> ids, std::span<const std::span<const int32_t>> t) override {
     return inner_.step(ids, t);
   }
+  std::span<const float> step_all_positions(int64_t id, std::span<const int32_t> t) override {
+    ++scored;
+    return inner_.step_all_positions(id, t);
+  }
+  bool scores_prompts() const override { return scores; }
   std::mutex mu_;
-  int64_t open_ = 0, peak = 0, opened = 0, refused = 0;
+  int64_t open_ = 0, peak = 0, opened = 0, refused = 0, scored = 0;
+  bool scores = false;
 
  private:
   CpuSequenceDecoder inner_;
@@ -170,6 +176,35 @@ TEST(Engine, GenerationsWaitForADecoderSlotAndGiveTheSameOutput) {
   std::vector<std::vector<int32_t>> bad = {{1, 2, int32_t(e->config().vocab_size) + 5}};
   EXPECT_THROW(e->generate_many(bad, {opts[0]}, 1, [](size_t, GenOutput&&) {}), trex::Error);
   EXPECT_EQ(d->open_, 0);
+}
+
+// A decoder that scores prompts (the GPU's does) gets --echo's scoring as one all-positions step of a sequence of
+// its own, with the full forward's log-probabilities (the incremental decoder agrees with it to 2e-5 of the logit
+// scale), and the generation after it is unchanged.
+TEST(Engine, EchoScoresThePromptOnADecoderThatScoresPrompts) {
+  auto e = Engine::load(micro_checkpoint(), {}, 256);
+  const std::vector<int32_t> prompt = e->chat_prompt({{"user", "Minimise 2x + 3y subject to x + y >= 4.", ""}});
+  GenOptions g;
+  g.sampling.temperature = 0;
+  g.max_tokens = 5;
+  g.logprobs = 2;
+  g.echo = true;
+  const GenOutput ref = e->generate(prompt, g);
+  auto scoring = std::make_unique<SlotLimitedDecoder>(e->model(), 1);
+  scoring->scores = true;
+  SlotLimitedDecoder* d = scoring.get();
+  e->set_decoder(std::move(scoring));
+  const GenOutput got = e->generate(prompt, g);
+  EXPECT_EQ(d->scored, 1);
+  EXPECT_EQ(d->opened, 2) << "one sequence for the scoring, one for the generation (a one-slot decoder: in turn)";
+  EXPECT_EQ(d->open_, 0);
+  EXPECT_EQ(got.tokens, ref.tokens);
+  ASSERT_EQ(got.prompt_logprobs.size(), prompt.size() - 1);
+  ASSERT_EQ(ref.prompt_logprobs.size(), prompt.size() - 1);
+  for (size_t i = 0; i < ref.prompt_logprobs.size(); ++i) {
+    EXPECT_EQ(got.prompt_logprobs[i].id, ref.prompt_logprobs[i].id);
+    EXPECT_NEAR(got.prompt_logprobs[i].logprob, ref.prompt_logprobs[i].logprob, 1e-4) << "prompt token " << i + 1;
+  }
 }
 
 TEST(Engine, SanitizeUtf8) {
