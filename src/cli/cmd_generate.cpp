@@ -10,7 +10,6 @@
 
 #include "cli/command.hpp"
 #include "cli/cuda_support.hpp"
-#include "cuda/device_select.hpp"
 #include "infer/engine.hpp"
 #include "util/jsonl.hpp"
 #include "util/progress.hpp"
@@ -75,10 +74,8 @@ std::vector<int32_t> record_prompt(const GenerateOpts& o, const Engine& e, const
 }
 
 int run(const GenerateOpts& o) {
-  const auto device = trex::cuda::parse_device(o.device);
-  // the device and the products are checked before anything is read
-  trex::cuda::require_device(device, "trex generate", trex::cli::kGeneratesOnCuda);
-  const bool bf16 = trex::cli::decoder_matmul_is_bf16(o.matmul, device == trex::cuda::Device::cuda, "trex generate");
+  // before anything is read
+  const auto make_decoder = trex::cli::checked_decoder_factory(o.device, o.matmul, o.batch, "trex generate");
   if (o.prompt.empty() == o.input.empty()) throw trex::Error("generate: give exactly one of --prompt and --input");
   if (o.echo && o.logprobs < 0) throw trex::Error("generate: --echo scores the prompt's tokens and needs --logprobs K");
   // Read and validate every record before loading the model, so bad input fails fast.
@@ -100,11 +97,6 @@ int run(const GenerateOpts& o) {
     if (!records[i].contains("messages")) trex::require_string(records[i], "prompt", where[i]);
     gopts.push_back(record_options(o, records[i], where[i]));
   }
-  trex::infer::DecoderFactory make_decoder;
-  (void)bf16;  // (builds without the GPU model: only fp32 gets past the check above)
-#if TREX_HAVE_CUDA_MODEL
-  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.batch, bf16);
-#endif
   auto engine = Engine::load(o.ckpt, o.tokenizer, o.max_context, make_decoder);
   std::vector<std::vector<int32_t>> prompts;
   for (size_t i = 0; i < records.size(); ++i) prompts.push_back(record_prompt(o, *engine, records[i], where[i]));
@@ -177,15 +169,7 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
                                             "1) and the K most likely alternatives; output becomes JSON")
       ->check(CLI::Range(0, 100));
   sub.add_flag("--echo", o->echo, "With --logprobs: also score every prompt token after the first (prompt_logprobs)");
-  sub.add_option("--device", o->device,
-                 trex::cli::kGeneratesOnCuda
-                     ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
-                       "the reason when there is none)"
-                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
-      ->check(CLI::IsMember(trex::cuda::device_names()));
-  sub.add_option("--matmul", o->matmul, "Matrix products of the GPU decoder: fp32 (default) or bf16 (operands rounded, "
-                                        "fp32 accumulation; --device cuda only)")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+  trex::cli::add_decoder_options(sub, o->device, o->matmul);
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
   return [o] { return run(*o); };
 });

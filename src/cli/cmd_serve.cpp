@@ -9,7 +9,6 @@
 
 #include "cli/command.hpp"
 #include "cli/cuda_support.hpp"
-#include "cuda/device_select.hpp"
 #include "infer/engine.hpp"
 #include "util/error.hpp"
 
@@ -23,10 +22,8 @@ struct ServeOpts {
 };
 
 int run(const ServeOpts& o) {
-  const auto device = trex::cuda::parse_device(o.device);
-  // the device and the products are checked before anything is read or bound
-  trex::cuda::require_device(device, "trex serve", trex::cli::kGeneratesOnCuda);
-  const bool bf16 = trex::cli::decoder_matmul_is_bf16(o.matmul, device == trex::cuda::Device::cuda, "trex serve");
+  // before anything is read or bound; one cached sequence per HTTP worker (requests beyond them wait for one)
+  const auto make_decoder = trex::cli::checked_decoder_factory(o.device, o.matmul, o.threads, "trex serve");
   ServerOptions so;
   so.host = o.host;
   so.port = o.port;
@@ -37,12 +34,6 @@ int run(const ServeOpts& o) {
     if (!k || !*k) throw trex::Error("serve: environment variable " + o.api_key_env + " is not set or empty");
     so.api_key = k;
   }
-  trex::infer::DecoderFactory make_decoder;
-  (void)bf16;  // (builds without the GPU model: only fp32 gets past the check above)
-#if TREX_HAVE_CUDA_MODEL
-  // one cached sequence per HTTP worker: requests beyond them wait for a free one
-  if (device == trex::cuda::Device::cuda) make_decoder = trex::cli::cuda_decoder_factory(o.threads, bf16);
-#endif
   std::shared_ptr<Engine> engine = Engine::load(o.ckpt, o.tokenizer, o.max_context, make_decoder);
   ChatServer server(so, std::make_shared<EngineChatGenerator>(engine));
   int port = server.bind();
@@ -63,15 +54,7 @@ trex::cli::CommandRegistrar reg("serve", "OpenAI-compatible chat server for a tr
   sub.add_option("--model-name", o->model_name, "Model id served (default trex)");
   sub.add_option("--threads", o->threads, "HTTP worker threads (default 8)")->check(CLI::Range(1, 256));
   sub.add_option("--max-context", o->max_context, "Context length in tokens (default 2048)")->check(CLI::Range(2, 1 << 20));
-  sub.add_option("--device", o->device,
-                 trex::cli::kGeneratesOnCuda
-                     ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
-                       "the reason when there is none)"
-                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
-      ->check(CLI::IsMember(trex::cuda::device_names()));
-  sub.add_option("--matmul", o->matmul, "Matrix products of the GPU decoder: fp32 (default) or bf16 (operands rounded, "
-                                        "fp32 accumulation; --device cuda only)")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+  trex::cli::add_decoder_options(sub, o->device, o->matmul);
   return [o] { return run(*o); };
 });
 

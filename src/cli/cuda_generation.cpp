@@ -1,33 +1,23 @@
-// cuda_decoder_factory (cuda_support.hpp): infer::SequenceDecoder over cuda::Decoder, for `trex generate` and
-// `trex serve` with --device cuda (CUDA builds only), and the check of their --matmul option (every build).
+// generate's and serve's decoder options and factory (cuda_support.hpp): infer::SequenceDecoder over cuda::Decoder
+// for --device cuda in CUDA builds.
 #include "cli/cuda_support.hpp"
 
-#include "util/error.hpp"
-
-namespace trex::cli {
-
-bool decoder_matmul_is_bf16(const std::string& matmul, bool cuda, const std::string& command) {
-  if (matmul == "fp32") return false;
-  if (matmul != "bf16") throw Error(command + ": --matmul must be fp32 or bf16, not '" + matmul + "'");
-  if (!cuda)
-    throw Error(command + " --matmul bf16: bf16 products are the GPU decoder's (--device cuda); the CPU decoder's "
-                "products are fp32");
-  return true;
-}
-
-}  // namespace trex::cli
-
-#if TREX_HAVE_CUDA_MODEL
 #include <algorithm>
 #include <memory>
 #include <mutex>
 
+#include "cuda/device_select.hpp"
+#include "util/error.hpp"
+#if TREX_HAVE_CUDA_MODEL
 #include "cuda/gpu_decode.hpp"
 #include "cuda/gpu_model.hpp"
+#endif
 
 namespace trex::cli {
 
 namespace {
+
+#if TREX_HAVE_CUDA_MODEL
 
 class CudaSequenceDecoder : public infer::SequenceDecoder {
  public:
@@ -77,13 +67,43 @@ class CudaSequenceDecoder : public infer::SequenceDecoder {
   std::mutex mu_;
 };
 
+#endif
+
 }  // namespace
 
-infer::DecoderFactory cuda_decoder_factory(int sequences, bool bf16) {
+void add_decoder_options(CLI::App& sub, std::string& device, std::string& matmul) {
+  sub.add_option("--device", device,
+                 kGeneratesOnCuda
+                     ? "cpu (default) or cuda (the incremental decoder on the GPU model, first device; refused with "
+                       "the reason when there is none)"
+                     : "cpu (default) or cuda (this build has no CUDA backend: refused, with the reason)")
+      ->check(CLI::IsMember(cuda::device_names()));
+  sub.add_option("--matmul", matmul, "Matrix products of the GPU decoder: fp32 (default) or bf16 (operands rounded, "
+                                     "fp32 accumulation; --device cuda only)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+}
+
+infer::DecoderFactory checked_decoder_factory(const std::string& device_name, const std::string& matmul,
+                                              int sequences, const std::string& command) {
+  const cuda::Device device = cuda::parse_device(device_name);
+  cuda::require_device(device, command, kGeneratesOnCuda);
+  if (matmul != "fp32" && matmul != "bf16")
+    throw Error(command + ": --matmul must be fp32 or bf16, not '" + matmul + "'");
+  if (device == cuda::Device::cpu) {
+    if (matmul == "bf16")
+      throw Error(command + " --matmul bf16: bf16 products are the GPU decoder's (--device cuda); the CPU decoder's "
+                  "products are fp32");
+    return {};
+  }
+#if TREX_HAVE_CUDA_MODEL
+  const bool bf16 = matmul == "bf16";
   return [sequences, bf16](model::Model& host, int max_context) -> std::unique_ptr<infer::SequenceDecoder> {
     return std::make_unique<CudaSequenceDecoder>(host, max_context, sequences, bf16);
   };
+#else
+  (void)sequences;
+  throw Error(command + ": this build has no GPU decoder");  // (require_device refused cuda already)
+#endif
 }
 
 }  // namespace trex::cli
-#endif

@@ -3,6 +3,8 @@
 // incremental decoder of generate and serve (cuda_generation.cpp).
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 
 #include "infer/sequence_decoder.hpp"
@@ -12,17 +14,19 @@ namespace trex::cli {
 #if TREX_HAVE_CUDA_MODEL
 inline constexpr bool kTrainsOnCuda = true;
 inline constexpr bool kGeneratesOnCuda = true;
-// The engine's decoder on the first CUDA device: the GPU model with the loaded weights copied once, fp32 or bf16
-// products (bf16: operands rounded, fp32 accumulation), caches for `sequences` open sequences of the engine's
-// context length.
-infer::DecoderFactory cuda_decoder_factory(int sequences, bool bf16);
 #else
 inline constexpr bool kTrainsOnCuda = false;
 inline constexpr bool kGeneratesOnCuda = false;
 #endif
 
-// `--matmul fp32|bf16` of generate and serve: bf16 is the GPU decoder's (the CPU decoder's products are fp32);
-// checked before anything is read. Returns whether bf16 was asked for.
-bool decoder_matmul_is_bf16(const std::string& matmul, bool cuda, const std::string& command);
+// `--device cpu|cuda` and `--matmul fp32|bf16` of generate and serve.
+void add_decoder_options(CLI::App& sub, std::string& device, std::string& matmul);
+// Those options checked (call it before anything is read or bound: no usable device, or bf16 products for the CPU
+// decoder, are a trex::Error with the reason), and the engine's decoder factory they ask for: empty for the CPU
+// decoder; for cuda the GPU decoder on the first device — the loaded weights copied once into the GPU model, fp32
+// or bf16 products (operands rounded, fp32 accumulation), caches for `sequences` open sequences of the engine's
+// context length.
+infer::DecoderFactory checked_decoder_factory(const std::string& device, const std::string& matmul, int sequences,
+                                              const std::string& command);
 
 }  // namespace trex::cli

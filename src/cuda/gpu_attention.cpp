@@ -31,11 +31,6 @@ DeviceCompressorPool pool_args(const DeviceSeq& seq, const DeviceEntries& en, in
   return p;
 }
 
-void rope(float* x, int64_t n, int64_t heads, int64_t hd, const int32_t* pos, const DeviceRope& r, bool inverse,
-          cudaStream_t s) {
-  rope_apply(x, n, heads, hd, pos, r.cos, r.sin, r.r, inverse, s);
-}
-
 // ------------------------------------------------------------------ token-level compressor (§4)
 void compressor_forward(Ctx& c, const DeviceSeq& seq, const DeviceEntries& en, const float* x, const uint16_t* x16,
                         const CmpOff& off, int64_t cdim, bool overlap, const DeviceRope& rp, CmpSaved& s) {

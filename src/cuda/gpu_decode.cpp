@@ -16,7 +16,6 @@
 #include "cuda/model_glue.hpp"
 #include "cuda/ops.hpp"
 #include "cuda/sparse_attention.hpp"
-#include "nn/ops.hpp"
 #include "util/error.hpp"
 
 namespace trex::cuda {
@@ -27,22 +26,6 @@ using model::DecodeCompressorPlan;
 using model::DecodePlan;
 
 namespace {
-
-struct RopeBuffers {
-  DeviceBuffer cos, sin;
-  int64_t r = 0;
-  void upload(const nn::RopeTable& t) {
-    const size_t bytes = sizeof(float) * std::max<size_t>(1, t.cos.size());
-    cos = DeviceBuffer(bytes);
-    sin = DeviceBuffer(bytes);
-    if (!t.cos.empty()) {
-      cos.upload(t.cos.data(), sizeof(float) * t.cos.size());
-      sin.upload(t.sin.data(), sizeof(float) * t.sin.size());
-    }
-    r = t.r;
-  }
-  DeviceRope view() const { return {cos.as<float>(), sin.as<float>(), r}; }
-};
 
 // One main layer's caches (decode_plan.hpp's pools).
 struct LayerPools {
@@ -80,7 +63,7 @@ struct Decoder::Impl {
   std::unique_ptr<DeviceArena> caches, arena;
   size_t cache_bytes = 0;
   std::vector<LayerPools> pools;
-  RopeBuffers rope_a, rope_b;
+  DeviceRopeTable rope_a, rope_b;
   std::vector<int64_t> length;  // per slot; -1: closed
   std::vector<float> logits;
 
@@ -138,18 +121,10 @@ Decoder::Decoder(Model& model, const DecoderOptions& opt) : impl_(std::make_uniq
     }
     I.pools.push_back(p);
   }
-  size_t act = opt.activation_bytes;
-  if (act == 0) {
-    size_t free_b = 0, total_b = 0;
-    TREX_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    act = size_t(double(free_b) * 0.85);
-  }
-  I.arena = std::make_unique<DeviceArena>(act, "cuda decoder step arena");
+  I.arena = std::make_unique<DeviceArena>(arena_bytes_or_free(opt.activation_bytes), "cuda decoder step arena");
   const int64_t len = std::max<int64_t>(L.cap.tokens, 64);
-  I.rope_a.upload(nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.rope_theta, false, 1, 1, 1, 1));
-  I.rope_b.upload(nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.compress_rope_theta, cfg.yarn(),
-                                      cfg.rope_scaling.factor, cfg.rope_scaling.original_max_position_embeddings,
-                                      cfg.rope_scaling.beta_fast, cfg.rope_scaling.beta_slow));
+  I.rope_a.upload(model::detail::window_rope_table(cfg, len));
+  I.rope_b.upload(model::detail::compressed_rope_table(cfg, len));
   I.length.assign(size_t(L.cap.sequences), -1);
 }
 
@@ -180,11 +155,6 @@ int64_t Decoder::length(int64_t slot) const {
 }
 
 namespace {
-
-void rope(float* x, int64_t n, int64_t heads, int64_t hd, const int32_t* pos, const DeviceRope& r, bool inverse,
-          cudaStream_t s) {
-  rope_apply(x, n, heads, hd, pos, r.cos, r.sin, r.r, inverse, s);
-}
 
 StepLists upload_lists(Ctx& c, const DecodePlan& P) {
   StepLists d;

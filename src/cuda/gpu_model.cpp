@@ -39,12 +39,6 @@ struct MtpSaved {
   std::vector<int32_t> etok_host;
 };
 
-struct DeviceRopeTable {
-  nn::RopeTable host;
-  DeviceBuffer cos, sin;
-  DeviceRope view() const { return {cos.as<float>(), sin.as<float>(), host.r}; }
-};
-
 }  // namespace
 
 struct Model::Impl {
@@ -100,17 +94,6 @@ struct Model::Impl {
 };
 
 namespace {
-
-void upload_rope(DeviceRopeTable& t, nn::RopeTable table) {
-  t.host = std::move(table);
-  const size_t bytes = sizeof(float) * std::max<size_t>(1, t.host.cos.size());
-  t.cos = DeviceBuffer(bytes);
-  t.sin = DeviceBuffer(bytes);
-  if (!t.host.cos.empty()) {
-    t.cos.upload(t.host.cos.data(), sizeof(float) * t.host.cos.size());
-    t.sin.upload(t.host.sin.data(), sizeof(float) * t.host.sin.size());
-  }
-}
 
 // The host geometry's arrays in the step arena.
 DeviceSeq upload_seq(Ctx& c, const model::detail::Seq& sq, const int32_t* tokens_device) {
@@ -218,11 +201,8 @@ Losses forward_all(Model::Impl& I, const Batch& bt, bool training) {
                   " outside the vocabulary [0, " + std::to_string(V) + ")");
   if (T > I.rope_len) {  // tables sized to the longest sequence seen (positions restart per document)
     const int64_t len = std::max<int64_t>(T, 64);
-    upload_rope(I.rope_a, nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.rope_theta, false, 1, 1, 1, 1));
-    upload_rope(I.rope_b, nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.compress_rope_theta, cfg.yarn(),
-                                              cfg.rope_scaling.factor,
-                                              cfg.rope_scaling.original_max_position_embeddings,
-                                              cfg.rope_scaling.beta_fast, cfg.rope_scaling.beta_slow));
+    I.rope_a.upload(model::detail::window_rope_table(cfg, len));
+    I.rope_b.upload(model::detail::compressed_rope_table(cfg, len));
     I.rope_len = len;
   }
   I.arena->reset();
@@ -458,17 +438,34 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
     I.experts.push_back(std::move(ew));
   }
   I.load.assign(I.blocks.size(), std::vector<int64_t>(size_t(I.cfg.n_routed_experts), 0));
-  size_t act = opt.activation_bytes;
-  if (act == 0) {
-    size_t free_b = 0, total_b = 0;
-    TREX_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    act = size_t(double(free_b) * 0.85);
-  }
-  I.arena = std::make_unique<DeviceArena>(act, "cuda model activation arena");
+  I.arena = std::make_unique<DeviceArena>(arena_bytes_or_free(opt.activation_bytes), "cuda model activation arena");
   zero_grad();
 }
 
 Model::~Model() = default;
+
+void gm::DeviceRopeTable::upload(const nn::RopeTable& t) {
+  const size_t bytes = sizeof(float) * std::max<size_t>(1, t.cos.size());
+  cos = DeviceBuffer(bytes);
+  sin = DeviceBuffer(bytes);
+  if (!t.cos.empty()) {
+    cos.upload(t.cos.data(), sizeof(float) * t.cos.size());
+    sin.upload(t.sin.data(), sizeof(float) * t.sin.size());
+  }
+  r = t.r;
+}
+
+void gm::rope(float* x, int64_t n, int64_t heads, int64_t hd, const int32_t* pos, const DeviceRope& r, bool inverse,
+              cudaStream_t s) {
+  rope_apply(x, n, heads, hd, pos, r.cos, r.sin, r.r, inverse, s);
+}
+
+size_t gm::arena_bytes_or_free(size_t requested) {
+  if (requested != 0) return requested;
+  size_t free_b = 0, total_b = 0;
+  TREX_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return size_t(double(free_b) * 0.85);
+}
 
 gm::ModelInternals gm::internals(Model& m) {
   Model::Impl& I = *m.impl_;

@@ -32,6 +32,21 @@ struct DeviceRope {  // nn::RopeTable's cos / sin on the device
   int64_t r = 0;
 };
 
+// An nn::RopeTable's cos / sin uploaded once (DeviceRope is its view).
+struct DeviceRopeTable {
+  DeviceBuffer cos, sin;
+  int64_t r = 0;
+  void upload(const nn::RopeTable& t);
+  DeviceRope view() const { return {cos.as<float>(), sin.as<float>(), r}; }
+};
+
+// x rotated by RoPE at positions pos with table r (ops.hpp's rope_apply on a DeviceRope).
+void rope(float* x, int64_t n, int64_t heads, int64_t hd, const int32_t* pos, const DeviceRope& r, bool inverse,
+          cudaStream_t s);
+
+// The bytes of an arena of `requested` bytes, or (0) 85 % of the device memory free now.
+size_t arena_bytes_or_free(size_t requested);
+
 struct DeviceEntries {  // detail::Entries on the device (arrays in the step arena)
   int64_t m = 0, NE = 0, max_nvis = 0;
   const int32_t *start = nullptr, *idx = nullptr, *epos = nullptr, *base = nullptr, *nvis = nullptr;

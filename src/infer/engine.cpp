@@ -175,14 +175,23 @@ int64_t Engine::open_sequence(int64_t expected_tokens) {
   return id;
 }
 
+class Engine::SequenceLease {
+ public:
+  SequenceLease(Engine& e, int64_t expected_tokens) : e_(e), id_(e.open_sequence(expected_tokens)) {}
+  ~SequenceLease() { e_.close_sequence(id_); }
+  SequenceLease(const SequenceLease&) = delete;
+  SequenceLease& operator=(const SequenceLease&) = delete;
+  int64_t id() const { return id_; }
+
+ private:
+  Engine& e_;
+  int64_t id_;
+};
+
 std::vector<float> Engine::prompt_logits(std::span<const int32_t> prompt) {
   if (!decoder_->scores_prompts()) return all_logits(prompt);
-  const int64_t sequence = open_sequence(int64_t(prompt.size()));
-  struct Release {
-    Engine* e;
-    int64_t id;
-    ~Release() { e->close_sequence(id); }
-  } release{this, sequence};
+  const SequenceLease lease(*this, int64_t(prompt.size()));
+  const int64_t sequence = lease.id();
   return step(sequence, prompt, true);
 }
 
@@ -240,12 +249,8 @@ GenOutput Engine::generate(const std::vector<int32_t>& prompt, const GenOptions&
       out.prompt_logprobs.push_back(
           score_token(std::span<const float>(all.data() + (t - 1) * V, usable), prompt[t], opt.logprobs));
   }
-  const int64_t sequence = open_sequence(std::min<int64_t>(max_context_, int64_t(prompt.size()) + opt.max_tokens));
-  struct Release {
-    Engine* e;
-    int64_t id;
-    ~Release() { e->close_sequence(id); }
-  } release{this, sequence};
+  const SequenceLease lease(*this, std::min<int64_t>(max_context_, int64_t(prompt.size()) + opt.max_tokens));
+  const int64_t sequence = lease.id();
   std::vector<float> logits = step(sequence, prompt);
   while (int(out.tokens.size()) < opt.max_tokens && !client_gone) {
     if (int(ctx.size()) >= max_context_) break;

@@ -120,7 +120,9 @@ class Engine {
   std::vector<float> step(int64_t sequence, std::span<const int32_t> tokens, bool all_positions = false);
   // Every position's logits of `prompt` for --echo: the decoder's when it scores prompts, else the full forward.
   std::vector<float> prompt_logits(std::span<const int32_t> prompt);
-  // A decoder sequence for one generation (waits while every one is open), and its release.
+  // A decoder sequence held for one generation or scoring (opening waits while every one is open), released by
+  // the destructor.
+  class SequenceLease;
   int64_t open_sequence(int64_t expected_tokens);
   void close_sequence(int64_t id) noexcept;
   std::mutex seq_mu_;

@@ -357,10 +357,8 @@ std::span<const float> Decoder::step(std::span<DecodeState* const> states,
   if (max_pos > std::numeric_limits<int32_t>::max() / 2) throw Error("decode: sequence too long");
   if (max_pos > I.rope_len) {  // tables grow geometrically with the longest sequence
     const int64_t len = std::max<int64_t>({max_pos, 2 * I.rope_len, 256});
-    I.rope_a = nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.rope_theta, false, 1, 1, 1, 1);
-    I.rope_b = nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.compress_rope_theta, cfg.yarn(),
-                                   cfg.rope_scaling.factor, cfg.rope_scaling.original_max_position_embeddings,
-                                   cfg.rope_scaling.beta_fast, cfg.rope_scaling.beta_slow);
+    I.rope_a = window_rope_table(cfg, len);
+    I.rope_b = compressed_rope_table(cfg, len);
     I.rope_len = len;
   }
   const int64_t R = int64_t(plan.pos.size());

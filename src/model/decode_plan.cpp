@@ -61,21 +61,16 @@ DecodePlan plan_decode_step(const ModelConfig& cfg, const DecodeLayout& L, std::
   P.cmax = std::max<int64_t>(1, w - 1);
   P.comp.assign(size_t(R * P.cmax), -1);
   P.ncomp.resize(size_t(R));
-  // The older window keys of row r into list row `list` (stride cmax); returns how many.
-  auto old_keys = [&](int64_t s, int64_t p, int32_t* list) {
-    const DecodeSequenceStep& q = seqs[size_t(s)];
-    int32_t n = 0;
-    for (int64_t t = std::max<int64_t>(0, p - w + 1); t < q.length; ++t) list[n++] = L.key_ring(q.slot, t);
-    return n;
-  };
   for (int64_t s = 0; s < S; ++s) {
     const DecodeSequenceStep& q = seqs[size_t(s)];
     for (int64_t j = 0; j < q.count; ++j) {
       const int64_t r = first[size_t(s)] + j, p = q.length + j;
       P.pos[size_t(r)] = int32_t(p);
       P.ws[size_t(r)] = int32_t(first[size_t(s)] + (std::max(q.length, p - w + 1) - q.length));
-      P.nold[size_t(r)] = old_keys(s, p, P.comp.data() + r * P.cmax);
-      P.ncomp[size_t(r)] = P.nold[size_t(r)];
+      int32_t n = 0;  // the older window keys: ring rows of positions max(0, p - w + 1) .. length - 1
+      for (int64_t t = std::max<int64_t>(0, p - w + 1); t < q.length; ++t)
+        P.comp[size_t(r * P.cmax + n++)] = L.key_ring(q.slot, t);
+      P.nold[size_t(r)] = P.ncomp[size_t(r)] = n;
     }
     P.last_row.push_back(int32_t(first[size_t(s)] + q.count - 1));
     for (int64_t j = std::max<int64_t>(0, q.count - w); j < q.count; ++j) {
@@ -131,19 +126,18 @@ DecodePlan plan_decode_step(const ModelConfig& cfg, const DecodeLayout& L, std::
     C.cmax = std::max<int64_t>(1, (w - 1) + (overlap ? topk : C.max_nvis));
     C.comp.assign(size_t(R * C.cmax), -1);
     C.ncomp.resize(size_t(R));
-    for (int64_t s = 0; s < S; ++s)
-      for (int64_t j = 0; j < seqs[size_t(s)].count; ++j) {
-        const int64_t r = first[size_t(s)] + j, p = P.pos[size_t(r)];
-        int32_t* list = C.comp.data() + r * C.cmax;
-        int32_t n = old_keys(s, p, list);
-        const int32_t nv = C.nvis[size_t(r)];
-        if (overlap) {
-          C.ncomp[size_t(r)] = n + int32_t(std::min<int64_t>(topk, nv));
-        } else {
-          for (int32_t e = 0; e < nv; ++e) list[n++] = C.key_base[size_t(r)] + e;
-          C.ncomp[size_t(r)] = n;
-        }
+    for (int64_t r = 0; r < R; ++r) {  // the older window keys (as the SWA lists), then the entries
+      int32_t* list = C.comp.data() + r * C.cmax;
+      int32_t n = P.nold[size_t(r)];
+      std::copy(P.comp.begin() + r * P.cmax, P.comp.begin() + r * P.cmax + n, list);
+      const int32_t nv = C.nvis[size_t(r)];
+      if (overlap) {
+        C.ncomp[size_t(r)] = n + int32_t(std::min<int64_t>(topk, nv));
+      } else {
+        for (int32_t e = 0; e < nv; ++e) list[n++] = C.key_base[size_t(r)] + e;
+        C.ncomp[size_t(r)] = n;
       }
+    }
     P.compressors.push_back(std::move(C));
   }
   return P;

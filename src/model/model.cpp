@@ -385,10 +385,8 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
                   " outside the vocabulary [0, " + std::to_string(V) + ")");
   if (T > I.rope_len) {  // tables sized to the longest sequence seen (positions restart per document)
     const int64_t len = std::max<int64_t>(T, 64);
-    I.rope_a = nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.rope_theta, false, 1, 1, 1, 1);
-    I.rope_b = nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.compress_rope_theta, cfg.yarn(),
-                                   cfg.rope_scaling.factor, cfg.rope_scaling.original_max_position_embeddings,
-                                   cfg.rope_scaling.beta_fast, cfg.rope_scaling.beta_slow);
+    I.rope_a = window_rope_table(cfg, len);
+    I.rope_b = compressed_rope_table(cfg, len);
     I.rope_len = len;
   }
   A.arena.reset();

@@ -29,6 +29,17 @@ struct Ctx {
   float* g(int64_t off) const { return Gr + off; }
 };
 
+// The two RoPE tables of a config for positions [0, len): rope_a (ratio-0 layers: rope_theta, no YaRN) and rope_b
+// (compressed layers, compressors, indexer: compress_rope_theta, YaRN when configured).
+inline nn::RopeTable window_rope_table(const ModelConfig& cfg, int64_t len) {
+  return nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.rope_theta, false, 1, 1, 1, 1);
+}
+inline nn::RopeTable compressed_rope_table(const ModelConfig& cfg, int64_t len) {
+  return nn::make_rope_table(cfg.qk_rope_head_dim, len, cfg.compress_rope_theta, cfg.yarn(), cfg.rope_scaling.factor,
+                             cfg.rope_scaling.original_max_position_embeddings, cfg.rope_scaling.beta_fast,
+                             cfg.rope_scaling.beta_slow);
+}
+
 // n floats rounded to bf16 into the arena (nn::round_to_bf16): an operand copy that several bf16 products read in
 // place (GemmCall::a_bf16 / b_bf16); callers make one only while nn::bf16_operand_copies().
 inline const uint16_t* bf16_copy(Ctx& c, const float* x, int64_t n) {
