@@ -15,4 +15,16 @@ inline std::filesystem::path fresh_temp_dir(const std::string& name) {
   return d;
 }
 
+// A fresh_temp_dir that is removed again when the test is over.
+struct ScopedTempDir {
+  std::filesystem::path path;
+  explicit ScopedTempDir(const std::string& name) : path(fresh_temp_dir(name)) {}
+  ~ScopedTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+};
+
 }  // namespace trex::testing

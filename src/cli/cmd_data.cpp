@@ -9,7 +9,7 @@
 #include "util/error.hpp"
 #include "util/log.hpp"
 
-namespace {
+namespace cmd_data {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   std::string mode, tokenizer, output, truncate = "drop", chat_format, field = "text", dir;
@@ -144,4 +144,4 @@ trex::cli::CommandRegistrar reg("data", "Pack JSONL into CPT token shards or SFT
   };
 });
 
-}  // namespace
+}  // namespace cmd_data

@@ -59,7 +59,7 @@
 #include "util/rng.hpp"
 #include "util/timer.hpp"
 
-namespace {
+namespace cmd_dist_train {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   std::string config = "tiny";
@@ -312,4 +312,4 @@ trex::cli::CommandRegistrar reg(
       return [o] { return run(*o); };
     });
 
-}  // namespace
+}  // namespace cmd_dist_train

@@ -8,7 +8,7 @@
 #include "oreval/runner.hpp"
 #include "util/error.hpp"
 
-namespace {
+namespace cmd_eval {  // this file's own names (the unity build joins cli files)
 
 struct EvalArgs {
   std::string benchmarks = "report", pass_k;
@@ -153,4 +153,4 @@ trex::cli::CommandRegistrar reg("eval", "Evaluate a model (or given responses) o
   return [a] { return run(*a); };
 });
 
-}  // namespace
+}  // namespace cmd_eval

@@ -14,7 +14,7 @@
 #include "util/jsonl.hpp"
 #include "util/progress.hpp"
 
-namespace {
+namespace cmd_generate {  // this file's own names (the unity build joins cli files)
 
 using trex::Json;
 using namespace trex::infer;
@@ -174,4 +174,4 @@ trex::cli::CommandRegistrar reg("generate", "Generate text with a trex checkpoin
   return [o] { return run(*o); };
 });
 
-}  // namespace
+}  // namespace cmd_generate

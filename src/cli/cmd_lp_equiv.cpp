@@ -13,7 +13,7 @@
 #include "util/jsonl.hpp"
 #include "util/timer.hpp"
 
-namespace {
+namespace cmd_lp_equiv {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   std::string reference, generated;
@@ -81,4 +81,4 @@ trex::cli::CommandRegistrar reg(
       return [o] { return run(*o); };
     });
 
-}  // namespace
+}  // namespace cmd_lp_equiv

@@ -6,7 +6,7 @@
 #include "cli/command.hpp"
 #include "model/model_info.hpp"
 
-namespace {
+namespace cmd_model {  // this file's own names (the unity build joins cli files)
 
 struct InfoOpts {
   std::string config;
@@ -39,4 +39,4 @@ trex::cli::CommandRegistrar reg("model", "Model tools: size and FLOPs (info)", [
   };
 });
 
-}  // namespace
+}  // namespace cmd_model

@@ -13,7 +13,7 @@
 #include "plan/planner.hpp"
 #include "util/error.hpp"
 
-namespace {
+namespace cmd_plan {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   std::string model, cluster = "cm384";
@@ -171,4 +171,4 @@ trex::cli::CommandRegistrar reg(
       return [o]() -> int { return run(*o); };
     });
 
-}  // namespace
+}  // namespace cmd_plan

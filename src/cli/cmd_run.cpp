@@ -16,7 +16,7 @@
 #include "pipeline/run.hpp"
 #include "util/error.hpp"
 
-namespace {
+namespace cmd_run {  // this file's own names (the unity build joins cli files)
 
 trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (synth → CPT → SFT → eval → report)", [](CLI::App& sub) {
   auto o = std::make_shared<trex::pipeline::RunOptions>();
@@ -94,4 +94,4 @@ trex::cli::CommandRegistrar reg("run", "The whole T-Rex pipeline end to end (syn
   };
 });
 
-}  // namespace
+}  // namespace cmd_run

@@ -12,7 +12,7 @@
 #include "infer/engine.hpp"
 #include "util/error.hpp"
 
-namespace {
+namespace cmd_serve {  // this file's own names (the unity build joins cli files)
 
 using namespace trex::infer;
 
@@ -58,4 +58,4 @@ trex::cli::CommandRegistrar reg("serve", "OpenAI-compatible chat server for a tr
   return [o] { return run(*o); };
 });
 
-}  // namespace
+}  // namespace cmd_serve

@@ -17,7 +17,7 @@
 #include "util/error.hpp"
 #include "util/timer.hpp"
 
-namespace {
+namespace cmd_solve {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   std::string file;
@@ -99,4 +99,4 @@ trex::cli::CommandRegistrar reg(
       return [o] { return run(*o); };
     });
 
-}  // namespace
+}  // namespace cmd_solve

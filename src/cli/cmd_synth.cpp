@@ -17,7 +17,7 @@
 #include "util/error.hpp"
 #include "util/jsonl.hpp"
 
-namespace {
+namespace cmd_synth {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   trex::ordata::SynthOptions synth;
@@ -240,4 +240,4 @@ trex::cli::CommandRegistrar reg("synth", "Generate solver-verified OR data: sft.
                                   };
                                 });
 
-}  // namespace
+}  // namespace cmd_synth

@@ -15,7 +15,7 @@
 #include "util/log.hpp"
 #include "util/progress.hpp"
 
-namespace {
+namespace cmd_tokenizer {  // this file's own names (the unity build joins cli files)
 
 struct Opts {
   // train
@@ -177,4 +177,4 @@ trex::cli::CommandRegistrar reg("tokenizer", "Byte-level BPE: train, encode, dec
   };
 });
 
-}  // namespace
+}  // namespace cmd_tokenizer

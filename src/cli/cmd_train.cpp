@@ -13,7 +13,7 @@
 #include "cuda/gpu_train_step.hpp"
 #endif
 
-namespace {
+namespace cmd_train {  // this file's own names (the unity build joins cli files)
 
 using trex::cli::kTrainsOnCuda;
 
@@ -107,4 +107,4 @@ trex::cli::CommandRegistrar reg("train", "Train a model (CPT on packed documents
   };
 });
 
-}  // namespace
+}  // namespace cmd_train

@@ -19,7 +19,7 @@
 #include "util/progress.hpp"
 #include "util/sorted_unique.hpp"
 
-namespace {
+namespace cmd_tune {  // this file's own names (the unity build joins cli files)
 
 using trex::nn::Bf16Blocking;
 using namespace trex::tune;
@@ -209,4 +209,4 @@ trex::cli::CommandRegistrar reg("tune", "Kernel tiling tuner: CPU model, BLIS bl
   };
 });
 
-}  // namespace
+}  // namespace cmd_tune

@@ -18,6 +18,7 @@
 #include "nn/indexer.hpp"
 #include "nn/ops.hpp"
 #include "op_check.hpp"
+#include "float_vectors.hpp"
 
 using namespace trex;
 using namespace trex::cuda::check;
@@ -26,10 +27,7 @@ namespace {
 
 constexpr int kThreads = 256;  // the device's query blocks
 
-float move_ulps(float x, int ulps) {
-  for (int n = 0; n < std::abs(ulps); ++n) x = std::nextafter(x, ulps > 0 ? INFINITY : -INFINITY);
-  return x;
-}
+using trex::testing::move_ulps;
 float dev_exp(float x, int64_t salt) { return move_ulps(std::exp(x), salt % 2 ? 2 : -2); }
 
 // warp_dot: lane l sums t = l, l + 32, ... (FMA), then s += shfl_xor(s, o) for o = 16 .. 1

@@ -18,16 +18,14 @@
 #include "nn/ops.hpp"
 #include "op_check.hpp"
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using namespace trex;
 using namespace trex::cuda::check;
 
 namespace {
 
-float move_ulps(float x, int ulps) {  // x moved |ulps| representable steps up (ulps > 0) or down
-  for (int n = 0; n < std::abs(ulps); ++n) x = std::nextafter(x, ulps > 0 ? INFINITY : -INFINITY);
-  return x;
-}
+using trex::testing::move_ulps;
 
 // A warp's sum: lane l adds elements l, l + 32, ... in order, then the xor butterfly.
 double warp_order_sum(const std::vector<double>& v) {

@@ -16,16 +16,13 @@
 #include "optimizer_ref.hpp"
 #include "train/optimizer.hpp"
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using namespace trex;
 using namespace trex::cuda::check;
 
 namespace {
-double max_abs(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, std::fabs(double(x)));
-  return m;
-}
+using trex::testing::max_abs;
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "infer/chat_server.hpp"
+#include "openai_chat_testing.hpp"
 
 using namespace trex::infer;
 using Json = nlohmann::json;
@@ -51,26 +52,8 @@ struct Fixture {
         client("127.0.0.1", (server.start(), server.port())) {}
 };
 
-Json chat_body(const std::string& text, bool stream = false, int max_tokens = 64) {
-  return {{"model", "trex"}, {"messages", {{{"role", "user"}, {"content", text}}}}, {"max_tokens", max_tokens},
-          {"stream", stream}};
-}
-
-std::string stream_text(const std::string& sse, std::string* finish = nullptr) {
-  std::string text;
-  std::size_t pos = 0;
-  while ((pos = sse.find("data: ", pos)) != std::string::npos) {
-    std::size_t end = sse.find("\n\n", pos);
-    std::string payload = sse.substr(pos + 6, end - pos - 6);
-    pos = end;
-    if (payload == "[DONE]") break;
-    Json j = Json::parse(payload);
-    auto& d = j["choices"][0]["delta"];
-    if (d.contains("content")) text += d["content"].get<std::string>();
-    if (finish && !j["choices"][0]["finish_reason"].is_null()) *finish = j["choices"][0]["finish_reason"];
-  }
-  return text;
-}
+using trex::infer::testing::chat_body;
+using trex::infer::testing::stream_text;
 
 }  // namespace
 

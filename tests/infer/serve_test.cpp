@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "infer_test_util.hpp"
+#include "openai_chat_testing.hpp"
 #include "util/jsonl.hpp"
+#include "benchmarks_dir.hpp"
 
 using namespace trex::infer::testing;
 using Json = nlohmann::json;
@@ -18,25 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Json chat_body(const std::string& text, bool stream, int max_tokens) {
-  return {{"model", "trex"},       {"messages", {{{"role", "user"}, {"content", text}}}}, {"max_tokens", max_tokens},
-          {"stream", stream},      {"temperature", 0}};
-}
-
-std::string stream_text(const std::string& sse, std::string* finish) {
-  std::string text;
-  size_t pos = 0;
-  while ((pos = sse.find("data: ", pos)) != std::string::npos) {
-    size_t end = sse.find("\n\n", pos);
-    std::string payload = sse.substr(pos + 6, end - pos - 6);
-    pos = end;
-    if (payload == "[DONE]") break;
-    Json j = Json::parse(payload);
-    auto& d = j["choices"][0]["delta"];
-    if (d.contains("content")) text += d["content"].get<std::string>();
-    if (!j["choices"][0]["finish_reason"].is_null()) *finish = j["choices"][0]["finish_reason"];
-  }
-  return text;
+// Greedy, so answers can be compared with `trex generate`'s.
+Json greedy_chat_body(const std::string& text, bool stream, int max_tokens) {
+  Json body = chat_body(text, stream, max_tokens);
+  body["temperature"] = 0;
+  return body;
 }
 
 }  // namespace
@@ -54,7 +42,7 @@ TEST(ServeCli, OpenAIClientGreedyMatchesGenerateStreamingConcurrentMalformed) {
 
   // greedy: same text as `trex generate --chat`
   const std::string q = "Minimise 3x + 2y subject to x + y >= 4.";
-  auto r = cl.Post("/v1/chat/completions", chat_body(q, false, 8).dump(), "application/json");
+  auto r = cl.Post("/v1/chat/completions", greedy_chat_body(q, false, 8).dump(), "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   Json j = Json::parse(r->body);
@@ -71,7 +59,7 @@ TEST(ServeCli, OpenAIClientGreedyMatchesGenerateStreamingConcurrentMalformed) {
   EXPECT_EQ((*rec)["completion_tokens"], j["usage"]["completion_tokens"]);
 
   // streaming: the deltas add up to the same text
-  auto s = cl.Post("/v1/chat/completions", chat_body(q, true, 8).dump(), "application/json");
+  auto s = cl.Post("/v1/chat/completions", greedy_chat_body(q, true, 8).dump(), "application/json");
   ASSERT_TRUE(s);
   ASSERT_EQ(s->status, 200);
   std::string finish;
@@ -89,7 +77,7 @@ TEST(ServeCli, OpenAIClientGreedyMatchesGenerateStreamingConcurrentMalformed) {
       bool stream = i % 2 == 1;
       // Like OpenAI clients, retry a refused connection: 16 simultaneous connects can overflow the
       // listen backlog (cpp-httplib's is 5), and the kernel then drops SYNs.
-      auto body = chat_body(q, stream, 4).dump();
+      auto body = greedy_chat_body(q, stream, 4).dump();
       auto rr = c.Post("/v1/chat/completions", body, "application/json");
       for (int attempt = 1; !rr && attempt < 5; ++attempt) rr = c.Post("/v1/chat/completions", body, "application/json");
       if (!rr) return;
@@ -147,11 +135,11 @@ TEST(ServeCli, ApiKeyFromEnvironment) {
   ASSERT_GT(srv.port(), 0) << srv.first_line();
   httplib::Client cl("127.0.0.1", srv.port());
   cl.set_read_timeout(60, 0);
-  auto no = cl.Post("/v1/chat/completions", chat_body("x", false, 2).dump(), "application/json");
+  auto no = cl.Post("/v1/chat/completions", greedy_chat_body("x", false, 2).dump(), "application/json");
   ASSERT_TRUE(no);
   EXPECT_EQ(no->status, 401);
   httplib::Headers hd = {{"Authorization", "Bearer sekrit"}};
-  auto yes = cl.Post("/v1/chat/completions", hd, chat_body("x", false, 2).dump(), "application/json");
+  auto yes = cl.Post("/v1/chat/completions", hd, greedy_chat_body("x", false, 2).dump(), "application/json");
   ASSERT_TRUE(yes);
   EXPECT_EQ(yes->status, 200) << yes->body;
   // a missing variable is a startup error
@@ -162,8 +150,7 @@ TEST(ServeCli, ApiKeyFromEnvironment) {
 // answer from the model and is scored; a random-init micro model answers nothing correct, so no score is
 // asserted beyond the counts).
 TEST(ServeCli, EvalHarnessAgainstServe) {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  const fs::path data = env && *env ? fs::path(env) : fs::path(TREX_TEST_BENCHMARKS);
+  const fs::path data = trex::testing::benchmarks_dir();
   ASSERT_TRUE(fs::exists(data / "nl4opt.jsonl")) << "benchmark data missing under " << data;
   ServerProcess srv({"--ckpt", micro_checkpoint().string(), "--max-context", "2048"});
   ASSERT_GT(srv.port(), 0) << srv.first_line();
@@ -195,7 +182,7 @@ TEST(ServeCli, LogprobsAsOpenAIAndEqualToGenerate) {
   httplib::Client cl("127.0.0.1", srv.port());
   cl.set_read_timeout(120, 0);
   const std::string q = "Maximise x subject to x <= 7.";
-  Json body = chat_body(q, false, 6);
+  Json body = greedy_chat_body(q, false, 6);
   body["logprobs"] = true;
   body["top_logprobs"] = 2;
   auto r = cl.Post("/v1/chat/completions", body.dump(), "application/json");
@@ -231,7 +218,7 @@ TEST(ServeCli, LogprobsAsOpenAIAndEqualToGenerate) {
     if (c["choices"][0].contains("logprobs")) streamed = c["choices"][0]["logprobs"]["content"];
   }
   EXPECT_EQ(streamed, content);
-  auto plain = cl.Post("/v1/chat/completions", chat_body(q, false, 6).dump(), "application/json");
+  auto plain = cl.Post("/v1/chat/completions", greedy_chat_body(q, false, 6).dump(), "application/json");
   ASSERT_TRUE(plain);
   EXPECT_TRUE(Json::parse(plain->body)["choices"][0]["logprobs"].is_null());
   for (const char* bad : {R"("logprobs":"yes")", R"("logprobs":true,"top_logprobs":21)", R"("top_logprobs":2)"}) {

@@ -16,6 +16,7 @@
 #include "lp/equivalence_detail.hpp"
 #include "lp/lp_format.hpp"
 #include "util/jsonl.hpp"
+#include "benchmarks_dir.hpp"
 
 using namespace trex::lp;
 using namespace trex::lp::testing;
@@ -27,10 +28,7 @@ struct ReferenceLp {
   std::filesystem::path path;
 };
 
-std::filesystem::path benchmarks_dir() {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  return env && *env ? std::filesystem::path(env) : std::filesystem::path(TREX_TEST_BENCHMARKS);
-}
+using trex::testing::benchmarks_dir;
 
 // All 394 records; a missing or short file fails the calling test (never a silent skip).
 const std::vector<ReferenceLp>& reference_lps() {

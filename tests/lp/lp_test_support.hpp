@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks_dir.hpp"
+
 namespace trex::lp::testing {
 
-inline std::filesystem::path benchmarks_dir() {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  return env && *env ? std::filesystem::path(env) : std::filesystem::path(TREX_TEST_BENCHMARKS);
-}
+using trex::testing::benchmarks_dir;
 
 // Sorted *.lp files of bench4opt (folder "bench4opt") or bench4opt_feasible; empty if missing.
 inline std::vector<std::filesystem::path> reference_lp_files(const std::string& folder) {

@@ -18,6 +18,9 @@
 #include "util/jsonl.hpp"
 #include "util/rng.hpp"
 
+#include "model/param_store_testing.hpp"
+#include "temp_dir.hpp"
+
 using namespace trex::model;
 namespace fs = std::filesystem;
 
@@ -47,28 +50,12 @@ ModelConfig hf_config() {
   return c;
 }
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("trex_hf_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct HfDir : trex::testing::ScopedTempDir {
+  explicit HfDir(const std::string& tag) : ScopedTempDir("trex_hf_" + tag) {}
 };
 
-void fill_random(ParamStore& s, uint64_t seed) {
-  trex::Rng rng(seed);
-  for (float& x : s.params()) x = static_cast<float>(rng.uniform() * 2 - 1);
-  for (int64_t& x : s.int_params()) x = static_cast<int64_t>(rng.next_u64() % 4);
-}
-
-bool same_bits(std::span<const float> a, std::span<const float> b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) return false;
-  return true;
-}
+using trex::testing::fill_random;
+using trex::testing::same_bits;
 
 }  // namespace
 
@@ -131,8 +118,8 @@ TEST(CheckpointHf, ModuleKeysAreTransformersNames) {
 TEST(CheckpointHf, LoadsTransformersLayoutsBitExactly) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg);
-  fill_random(a, 7);
-  TempDir d("layouts");
+  fill_random(a, 7, 4);
+  HfDir d("layouts");
   for (bool fused : {false, true}) {
     std::vector<TensorToWrite> ts;
     std::vector<std::vector<float>> keep;
@@ -172,7 +159,7 @@ TEST(CheckpointHf, LoadsTransformersLayoutsBitExactly) {
     fs::create_directories(dir);
     write_safetensors(dir / "model.safetensors", ts);
     ParamStore b(cfg);
-    fill_random(b, 99);
+    fill_random(b, 99, 4);
     ParamStore before(cfg);
     std::copy(b.params().begin(), b.params().end(), before.params().begin());
     const LoadReport rep = load_weights(dir, b);
@@ -199,8 +186,8 @@ TEST(CheckpointHf, LoadsTransformersLayoutsBitExactly) {
 TEST(CheckpointHf, PartialMtpAndDoubleSpellingsAreErrors) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg);
-  fill_random(a, 3);
-  TempDir d("errors");
+  fill_random(a, 3, 4);
+  HfDir d("errors");
   std::vector<TensorToWrite> ts;
   for (const auto& p : a.table()) {
     if (p.name == "mtp.0.e_proj.weight") continue;
@@ -285,8 +272,8 @@ TEST(CheckpointHf, ConfigFieldsRoundTrip) {
 TEST(CheckpointHf, ShardedSaveWithIndex) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg), b(cfg), c(cfg);
-  fill_random(a, 5);
-  TempDir d("shards");
+  fill_random(a, 5, 4);
+  HfDir d("shards");
   SaveOptions so;
   so.max_shard_bytes = 64 << 10;
   save_weights(d.path, a, cfg, DType::F32, so);
@@ -317,7 +304,7 @@ TEST(CheckpointHf, ShardedSaveWithIndex) {
 TEST(CheckpointHf, TokenizerFilesAndGenerationConfig) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg);
-  TempDir d("tok");
+  HfDir d("tok");
   const nlohmann::json tok = {
       {"version", "1.0"},
       {"added_tokens", {{{"id", 0}, {"content", "<｜begin▁of▁sentence｜>"}, {"special", true}},

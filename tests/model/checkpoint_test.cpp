@@ -17,6 +17,9 @@
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
+#include "model/param_store_testing.hpp"
+#include "temp_dir.hpp"
+
 using namespace trex::model;
 namespace fs = std::filesystem;
 
@@ -48,28 +51,12 @@ ModelConfig small_config() {
   return c;
 }
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("trex_ckpt_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct CheckpointDir : trex::testing::ScopedTempDir {
+  explicit CheckpointDir(const std::string& tag) : ScopedTempDir("trex_ckpt_" + tag) {}
 };
 
-void fill_random(ParamStore& s, uint64_t seed) {
-  trex::Rng rng(seed);
-  for (float& x : s.params()) x = static_cast<float>(rng.uniform() * 2 - 1);
-  for (int64_t& x : s.int_params()) x = static_cast<int64_t>(rng.next_u64() % 1000);
-}
-
-bool same_bits(std::span<const float> a, std::span<const float> b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) return false;
-  return true;
-}
+using trex::testing::fill_random;
+using trex::testing::same_bits;
 
 }  // namespace
 
@@ -89,8 +76,8 @@ TEST(Checkpoint, ParamStoreMatchesOfficialInventory) {
 TEST(Checkpoint, SaveLoadRoundTripF32AndBf16) {
   const ModelConfig cfg = small_config();
   ParamStore a(cfg), b(cfg), c(cfg);
-  fill_random(a, 1);
-  TempDir d("rt");
+  fill_random(a, 1, 1000);
+  CheckpointDir d("rt");
   save_weights(d.path / "f32", a, cfg);
   auto rep = load_weights(d.path / "f32", b);
   EXPECT_TRUE(rep.missing.empty() && rep.unexpected.empty()) << rep.summary();
@@ -121,7 +108,7 @@ TEST(Checkpoint, SaveLoadRoundTripF32AndBf16) {
 // float values a correct loader must produce, computed with the readable reference decoders.
 TEST(Checkpoint, LoadsOfficialFormatWithDequantisation) {
   const ModelConfig cfg = small_config();
-  TempDir d("official");
+  CheckpointDir d("official");
   trex::Rng rng(42);
   ParamStore want(cfg);
   std::vector<std::vector<uint8_t>> keep;  // backing bytes of the tensors to write
@@ -237,8 +224,8 @@ TEST(Checkpoint, LoadsOfficialFormatWithDequantisation) {
 TEST(Checkpoint, MissingUnexpectedAndMisshapedTensorsAreReported) {
   const ModelConfig cfg = small_config();
   ParamStore a(cfg);
-  fill_random(a, 3);
-  TempDir d("bad");
+  fill_random(a, 3, 1000);
+  CheckpointDir d("bad");
   save_weights(d.path, a, cfg);
   auto f = SafetensorsFile::open(d.path / "model.safetensors");
   auto rewrite = [&](const std::string& drop, const std::string& rename_to, std::vector<int64_t> reshape) {
@@ -292,7 +279,7 @@ TEST(Checkpoint, MissingUnexpectedAndMisshapedTensorsAreReported) {
 }
 
 TEST(Checkpoint, BadScalesAndShardsAreErrors) {
-  TempDir d("scales");
+  CheckpointDir d("scales");
   std::vector<uint8_t> codes(4 * 6, 0x38), bad_scale(2, 127), fscale(4, 127);
   // FP8 weight [4, 6] needs a [1, 1] scale.
   std::vector<TensorToWrite> ts = {{"m.weight", DType::F8_E4M3, {4, 6}, as_bytes_of(codes)},
@@ -321,12 +308,12 @@ TEST(Checkpoint, BadScalesAndShardsAreErrors) {
   write_safetensors(d.path / "odd.safetensors", odd);
   EXPECT_THROW(Checkpoint::open(d.path / "odd.safetensors"), trex::Error);
   // The same tensor in two shards.
-  TempDir d2("dup");
+  CheckpointDir d2("dup");
   write_safetensors(d2.path / "x1.safetensors", v3);
   write_safetensors(d2.path / "x2.safetensors", v3);
   EXPECT_THROW(Checkpoint::open(d2.path), trex::Error);
   // An index naming a missing shard.
-  TempDir d3("idx");
+  CheckpointDir d3("idx");
   trex::write_file_atomic(d3.path / "model.safetensors.index.json", R"({"weight_map":{"a":"nope.safetensors"}})");
   EXPECT_THROW(Checkpoint::open(d3.path), trex::Error);
   EXPECT_THROW(Checkpoint::open(d3.path / "missing.safetensors"), trex::Error);

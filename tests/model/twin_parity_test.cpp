@@ -7,16 +7,13 @@
 
 #include "fixture_model.hpp"
 #include "model/model.hpp"
+#include "float_vectors.hpp"
 
 using namespace trex::model;
 
 namespace {
 
-double max_abs(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, double(std::fabs(x)));
-  return m;
-}
+using trex::testing::max_abs;
 
 }  // namespace
 

@@ -12,20 +12,17 @@
 #include <vector>
 
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using trex::nn::CompressorPool;
 
 namespace {
 
-std::vector<float> randn(trex::Rng& r, size_t n, double s = 1.0) {
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(s * r.normal());
-  return v;
-}
+using trex::testing::randn;
 
 // A packed batch for ratio m: documents at doc_starts, pos restarting at each, the entry grid as the model's
 // detail::Seq::build makes it (blocks of m tokens from each document's start, complete ones only).
-struct Problem {
+struct PoolProblem {
   int64_t N = 0, m = 0, cdim = 0;
   bool overlap = false;
   std::vector<int32_t> pos, start, idx;
@@ -41,9 +38,9 @@ struct Problem {
   int64_t slots() const { return overlap ? 2 * m : m; }
 };
 
-Problem make_problem(uint64_t seed, int64_t N, int64_t m, int64_t cdim, bool overlap, std::vector<int64_t> docs) {
+PoolProblem make_problem(uint64_t seed, int64_t N, int64_t m, int64_t cdim, bool overlap, std::vector<int64_t> docs) {
   trex::Rng rng(seed);
-  Problem p;
+  PoolProblem p;
   p.N = N, p.m = m, p.cdim = cdim, p.overlap = overlap;
   docs.push_back(N);
   for (size_t d = 0; d + 1 < docs.size(); ++d) {
@@ -61,11 +58,7 @@ Problem make_problem(uint64_t seed, int64_t N, int64_t m, int64_t cdim, bool ove
   return p;
 }
 
-double max_abs(const std::vector<float>& v) {
-  double a = 0;
-  for (float x : v) a = std::max(a, double(std::fabs(x)));
-  return a;
-}
+using trex::testing::max_abs;
 
 // The shapes every test runs: HCA and CSA, m 4 and 8, documents whose lengths are not multiples of m, one shorter
 // than a block, trailing tokens in no entry.
@@ -86,7 +79,7 @@ const std::vector<Shape>& shapes() {
 TEST(CompressorPool, FastPathMatchesTheReference) {
   uint64_t seed = 1;
   for (const Shape& sh : shapes()) {
-    const Problem pb = make_problem(seed++, sh.N, sh.m, sh.cdim, sh.overlap, sh.docs);
+    const PoolProblem pb = make_problem(seed++, sh.N, sh.m, sh.cdim, sh.overlap, sh.docs);
     const CompressorPool p = pb.args();
     const int64_t NE = pb.NE(), W = pb.W(), nS = NE * pb.slots() * sh.cdim;
     // forward: the fast path's ape add then pooling, the reference's ape add in double
@@ -116,7 +109,7 @@ TEST(CompressorPool, FastPathMatchesTheReference) {
 }
 
 // L = Σ_e,ch w_e,ch pooled_e,ch (w = dpooled) in double from the reference forward (logits Zx + ape).
-double loss(const Problem& pb, const std::vector<float>& Cx, const std::vector<float>& Zx, const std::vector<float>& ape) {
+double loss(const PoolProblem& pb, const std::vector<float>& Cx, const std::vector<float>& Zx, const std::vector<float>& ape) {
   const CompressorPool p = pb.args();
   std::vector<float> S(size_t(pb.NE() * pb.slots() * pb.cdim)), pooled(size_t(pb.NE() * pb.cdim));
   trex::nn::compressor_pool_forward_ref(p, Cx.data(), Zx.data(), ape.data(), S.data(), pooled.data());
@@ -128,7 +121,7 @@ double loss(const Problem& pb, const std::vector<float>& Cx, const std::vector<f
 TEST(CompressorPool, ReferenceBackwardMatchesCentralDifferences) {
   uint64_t seed = 50;
   for (const Shape& sh : shapes()) {
-    Problem pb = make_problem(seed++, sh.N, sh.m, sh.cdim, sh.overlap, sh.docs);
+    PoolProblem pb = make_problem(seed++, sh.N, sh.m, sh.cdim, sh.overlap, sh.docs);
     const CompressorPool p = pb.args();
     const int64_t W = pb.W();
     std::vector<float> S(size_t(pb.NE() * pb.slots() * sh.cdim)), pooled(size_t(pb.NE() * sh.cdim));
@@ -159,7 +152,7 @@ TEST(CompressorPool, ReferenceBackwardMatchesCentralDifferences) {
 }
 
 TEST(CompressorPool, CsaBlockZeroHasNoPreviousSlots) {
-  const Problem pb = make_problem(7, 45, 4, 6, true, {0, 18});
+  const PoolProblem pb = make_problem(7, 45, 4, 6, true, {0, 18});
   const CompressorPool p = pb.args();
   const int64_t m = pb.m, cdim = pb.cdim, W = pb.W(), slots = pb.slots();
   std::vector<float> Zx(pb.Zx);
@@ -218,8 +211,8 @@ TEST(CompressorPool, CsaBlockZeroHasNoPreviousSlots) {
 TEST(CompressorPool, EntryGridRestartsAtEveryDocument) {
   // the second document alone gives its entries' S, pooled and its tokens' dCx, dZx bit for bit
   for (bool overlap : {false, true}) {
-    const Problem pb = make_problem(11, 50, 4, 8, overlap, {0, 21});
-    Problem doc = pb;  // tokens 21 .. 49 as a batch of their own
+    const PoolProblem pb = make_problem(11, 50, 4, 8, overlap, {0, 21});
+    PoolProblem doc = pb;  // tokens 21 .. 49 as a batch of their own
     const int64_t W = pb.W(), slots = pb.slots(), cdim = pb.cdim, off = 21;
     doc.N = pb.N - off;
     doc.pos.assign(pb.pos.begin() + off, pb.pos.end());
@@ -236,7 +229,7 @@ TEST(CompressorPool, EntryGridRestartsAtEveryDocument) {
     doc.Cx.assign(pb.Cx.begin() + off * W, pb.Cx.end());
     doc.Zx.assign(pb.Zx.begin() + off * W, pb.Zx.end());
     doc.dpooled.assign(pb.dpooled.begin() + first_entry * cdim, pb.dpooled.end());
-    auto run = [&](const Problem& q, std::vector<float>& S, std::vector<float>& pooled, std::vector<float>& dCx,
+    auto run = [&](const PoolProblem& q, std::vector<float>& S, std::vector<float>& pooled, std::vector<float>& dCx,
                    std::vector<float>& dZx, std::vector<float>& gape) {
       const CompressorPool p = q.args();
       std::vector<float> Zx(q.Zx);
@@ -259,7 +252,7 @@ TEST(CompressorPool, EntryGridRestartsAtEveryDocument) {
     EXPECT_EQ(0, std::memcmp(dCx.data() + off * W, ddCx.data(), ddCx.size() * 4));
     EXPECT_EQ(0, std::memcmp(dZx.data() + off * W, ddZx.data(), ddZx.size() * 4));
     // the ape classes restart too: the first document's gape share plus the second's is the whole (pos, not i)
-    Problem first = pb;
+    PoolProblem first = pb;
     first.N = off;
     first.pos.resize(size_t(off));
     first.start.resize(size_t(first_entry)), first.idx.resize(size_t(first_entry));

@@ -14,17 +14,13 @@
 
 #include "nn/gemm_bf16.hpp"
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using namespace trex::nn;
 
 namespace {
 
-template <class T>
-std::vector<T> randn(trex::Rng& r, size_t n, double s = 1.0, double mean = 0.0) {
-  std::vector<T> v(n);
-  for (auto& x : v) x = T(mean + s * r.normal());
-  return v;
-}
+using trex::testing::randn;
 template <class T>
 std::vector<T> uniform(trex::Rng& r, size_t n, double lo, double hi) {
   std::vector<T> v(n);
@@ -35,12 +31,12 @@ std::vector<T> uniform(trex::Rng& r, size_t n, double lo, double hi) {
 // One token batch's inputs: X [N, n, d], raw [N, nout] (the GEMM's output), gate parameters, the backward's
 // incoming gradients; F, post, M for hc_post.
 template <class T>
-struct Problem {
+struct HcProblem {
   int64_t N = 0, d = 0;
   int n = 0, nout = 0;
   double eps = 1e-6, heps = 1e-6;
   std::vector<T> X, raw, base, scale, dy, dpost, dA, F, post, M, dXout, dX0;
-  Problem(uint64_t seed, int64_t N_, int n_, int64_t d_, bool head) : N(N_), d(d_), n(n_) {
+  HcProblem(uint64_t seed, int64_t N_, int n_, int64_t d_, bool head) : N(N_), d(d_), n(n_) {
     trex::Rng r(seed);
     nout = head ? n : (2 + n) * n;
     X = randn<T>(r, size_t(N * n * d));
@@ -77,7 +73,7 @@ constexpr double kTol = 2e-6;  // ≈ 32 fp32 roundings: the per-element sums he
 // ------------------------------------------------------------------ fast path vs the references
 void check_pre(uint64_t seed, int64_t N, int n, int64_t d) {
   SCOPED_TRACE(testing::Message() << "pre N " << N << " n " << n << " d " << d);
-  Problem<float> p(seed, N, n, d, false);
+  HcProblem<float> p(seed, N, n, d, false);
   const int64_t nd = n * d;
   const int nout = p.nout;
   const float eps = float(p.eps), heps = float(p.heps);
@@ -128,7 +124,7 @@ void check_pre(uint64_t seed, int64_t N, int n, int64_t d) {
 
 void check_post(uint64_t seed, int64_t N, int n, int64_t d) {
   SCOPED_TRACE(testing::Message() << "post N " << N << " n " << n << " d " << d);
-  Problem<float> p(seed, N, n, d, false);
+  HcProblem<float> p(seed, N, n, d, false);
   std::vector<float> Xout(size_t(N * n * d)), rXout(Xout.size());
   hc_post_forward(p.F.data(), p.X.data(), p.post.data(), p.M.data(), N, n, d, Xout.data());
   hc_post_forward_ref(p.F.data(), p.X.data(), p.post.data(), p.M.data(), N, n, d, rXout.data());
@@ -147,7 +143,7 @@ void check_post(uint64_t seed, int64_t N, int n, int64_t d) {
 
 void check_head(uint64_t seed, int64_t N, int n, int64_t d) {
   SCOPED_TRACE(testing::Message() << "head N " << N << " n " << n << " d " << d);
-  Problem<float> p(seed, N, n, d, true);
+  HcProblem<float> p(seed, N, n, d, true);
   const int64_t nd = n * d;
   const float heps = float(p.heps);
   std::vector<float> rho(static_cast<size_t>(N)), mix(size_t(N * n)), rmix(mix.size()), pre(mix.size()), rpre(mix.size());
@@ -227,7 +223,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(Hc, PreReferenceBackwardMatchesCentralDifferences) {
   for (int n : {4, 2}) {
     SCOPED_TRACE(n);
-    Problem<double> p(20 + uint64_t(n), 3, n, 7, false);
+    HcProblem<double> p(20 + uint64_t(n), 3, n, 7, false);
     const int64_t N = p.N, d = p.d, nd = n * d;
     const int nout = p.nout;
     std::vector<double> rho(static_cast<size_t>(N)), mix(size_t(N * nout)), pre(size_t(N * n)), post(pre.size()),
@@ -258,7 +254,7 @@ TEST(Hc, PreReferenceBackwardMatchesCentralDifferences) {
 TEST(Hc, PostReferenceBackwardMatchesCentralDifferences) {
   for (int n : {4, 3}) {
     SCOPED_TRACE(n);
-    Problem<double> p(30 + uint64_t(n), 3, n, 5, false);
+    HcProblem<double> p(30 + uint64_t(n), 3, n, 5, false);
     const int64_t N = p.N, d = p.d;
     std::vector<double> Xout(p.X.size());
     auto loss = [&] {
@@ -278,7 +274,7 @@ TEST(Hc, PostReferenceBackwardMatchesCentralDifferences) {
 TEST(Hc, HeadReferenceBackwardMatchesCentralDifferences) {
   for (int n : {4, 8}) {
     SCOPED_TRACE(n);
-    Problem<double> p(40 + uint64_t(n), 3, n, 6, true);
+    HcProblem<double> p(40 + uint64_t(n), 3, n, 6, true);
     const int64_t N = p.N, d = p.d, nd = n * d;
     std::vector<double> rho(static_cast<size_t>(N)), mix(size_t(N * n)), pre(mix.size()), h(size_t(N * d));
     auto forward = [&] {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using trex::nn::Indexer;
 using trex::nn::IndexerKL;
@@ -20,7 +21,7 @@ namespace {
 // A packed batch: documents of the given lengths, compressed entries of ratio 4 restarting at each document
 // (query at document position p sees floor((p + 1) / 4) entries, its document's first at base), as
 // model::detail::Seq::build lays them out.
-struct Problem {
+struct IndexerProblem {
   int64_t N = 0, HI = 0, cI = 0, NE = 0, smax = 1, H = 0, hd = 0;
   std::vector<int32_t> nvis, base;
   std::vector<float> qI, lam, K, q, Ce;
@@ -32,16 +33,12 @@ struct Problem {
   }
 };
 
-std::vector<float> randn(trex::Rng& r, size_t n, double s = 1.0) {
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(s * r.normal());
-  return v;
-}
+using trex::testing::randn;
 
-Problem make_problem(uint64_t seed, const std::vector<int64_t>& doc_lens, int64_t HI, int64_t cI, int64_t H,
+IndexerProblem make_problem(uint64_t seed, const std::vector<int64_t>& doc_lens, int64_t HI, int64_t cI, int64_t H,
                      int64_t hd) {
   trex::Rng rng(seed);
-  Problem p;
+  IndexerProblem p;
   p.HI = HI, p.cI = cI, p.H = H, p.hd = hd;
   for (int64_t len : doc_lens) {
     for (int64_t t = 0; t < len; ++t) {
@@ -62,7 +59,7 @@ Problem make_problem(uint64_t seed, const std::vector<int64_t>& doc_lens, int64_
 
 // The scores' float rounding: each dot of cI products (accumulators of at most cI terms) and the HI-term head sum,
 // bounded by (cI + HI + 2) u times the sum of the terms' magnitudes (u = 2^-24), the magnitudes in double.
-double score_bound(const Problem& p, int64_t i, int64_t e) {
+double score_bound(const IndexerProblem& p, int64_t i, int64_t e) {
   double mag = 0;
   for (int64_t h = 0; h < p.HI; ++h) {
     double m = 0;
@@ -73,11 +70,7 @@ double score_bound(const Problem& p, int64_t i, int64_t e) {
   return double(p.cI + p.HI + 2) * 0x1.0p-24 * mag + 1e-30;
 }
 
-double max_abs(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, double(std::fabs(x)));
-  return m;
-}
+using trex::testing::max_abs;
 
 struct Fast {
   std::vector<float> scores, dqI, dlam, dK;
@@ -86,7 +79,7 @@ struct Fast {
 };
 
 // The fast path as the model runs it: scores, then (top-k or dense) lists, then the KL.
-Fast run_fast(const Problem& p, int64_t topk, bool dense, double coeff, int nthreads) {
+Fast run_fast(const IndexerProblem& p, int64_t topk, bool dense, double coeff, int nthreads) {
   trex::nn::Arena arena;
   const Indexer ix = p.ix();
   Fast f;
@@ -109,7 +102,7 @@ Fast run_fast(const Problem& p, int64_t topk, bool dense, double coeff, int nthr
   return f;
 }
 
-IndexerKL kl_args(const Problem& p, const std::vector<int32_t>& sel, int64_t kstride, double coeff) {
+IndexerKL kl_args(const IndexerProblem& p, const std::vector<int32_t>& sel, int64_t kstride, double coeff) {
   IndexerKL kl;
   kl.H = p.H, kl.hd = p.hd, kl.q = p.q.data(), kl.Ce = p.Ce.data(), kl.sel = sel.data(), kl.kstride = kstride;
   kl.coeff = coeff;
@@ -120,7 +113,7 @@ IndexerKL kl_args(const Problem& p, const std::vector<int32_t>& sel, int64_t kst
 // relatively 1e-5 (float softmaxes of at most smax terms with relative error ~ smax u ~ 1e-6 at these sizes, the
 // KL sum in double); each gradient 2e-4 of its largest magnitude (its float terms are products of those softmaxes
 // with float dots, accumulated over at most topk entries and HI heads, ~ (smax + cI + topk) u relative).
-void check_fast_vs_ref(const Problem& p, int64_t topk, bool dense, int nthreads) {
+void check_fast_vs_ref(const IndexerProblem& p, int64_t topk, bool dense, int nthreads) {
   const double coeff = 0.37;
   const Fast f = run_fast(p, topk, dense, coeff, nthreads);
   std::vector<float> ref_scores(size_t(p.N * p.smax), std::nanf(""));
@@ -168,7 +161,7 @@ void check_fast_vs_ref(const Problem& p, int64_t topk, bool dense, int nthreads)
 
 TEST(Indexer, FastMatchesReferenceTopk) {
   // topk 5 below most rows' nvis (up to 12), and 20 above every row's
-  const Problem p = make_problem(11, {3, 49, 17, 30}, 4, 16, 3, 16);
+  const IndexerProblem p = make_problem(11, {3, 49, 17, 30}, 4, 16, 3, 16);
   for (int nt : {1, 3}) {
     check_fast_vs_ref(p, 5, false, nt);
     check_fast_vs_ref(p, 20, false, nt);
@@ -176,12 +169,12 @@ TEST(Indexer, FastMatchesReferenceTopk) {
 }
 
 TEST(Indexer, FastMatchesReferenceDense) {
-  const Problem p = make_problem(12, {40, 2, 25}, 3, 24, 2, 32);
+  const IndexerProblem p = make_problem(12, {40, 2, 25}, 3, 24, 2, 32);
   for (int nt : {1, 3}) check_fast_vs_ref(p, 0, true, nt);
 }
 
 TEST(Indexer, SameBitsForSameThreadCount) {
-  const Problem p = make_problem(13, {37, 28}, 4, 16, 2, 16);
+  const IndexerProblem p = make_problem(13, {37, 28}, 4, 16, 2, 16);
   const Fast a = run_fast(p, 4, false, 0.5, 3), b = run_fast(p, 4, false, 0.5, 3);
   EXPECT_EQ(std::memcmp(a.dK.data(), b.dK.data(), a.dK.size() * sizeof(float)), 0);
   EXPECT_EQ(std::memcmp(a.dqI.data(), b.dqI.data(), a.dqI.size() * sizeof(float)), 0);
@@ -195,7 +188,7 @@ TEST(Indexer, SameBitsForSameThreadCount) {
 
 TEST(Indexer, AllRowsEmpty) {
   // documents shorter than the ratio: no entries at all, no loss, zero gradients
-  const Problem p = make_problem(14, {3, 2, 1}, 2, 16, 2, 16);
+  const IndexerProblem p = make_problem(14, {3, 2, 1}, 2, 16, 2, 16);
   ASSERT_EQ(p.NE, 0);
   const Fast f = run_fast(p, 4, false, 1.0, 3);
   EXPECT_EQ(f.loss, 0.0);
@@ -211,7 +204,7 @@ TEST(Indexer, AllRowsEmpty) {
 // crossed by a step would show as a mismatch of O(|dI| |k| ) — none at this seed (a wrong gradient, e.g. a dead
 // head's term kept, fails by O(1)).
 TEST(Indexer, ReferenceGradientsMatchCentralDifferences) {
-  Problem p = make_problem(15, {22, 13}, 3, 8, 2, 8);
+  IndexerProblem p = make_problem(15, {22, 13}, 3, 8, 2, 8);
   const int64_t topk = 3;
   const Fast f = run_fast(p, topk, false, 1.0, 1);
   const std::vector<int32_t> sel = f.sel;
@@ -245,7 +238,7 @@ TEST(Indexer, ReferenceGradientsMatchCentralDifferences) {
 // The ReLU-dead heads get no gradient: head 1's qI = 0 gives qk = 0 (the ReLU's flat side, qk <= 0) on every
 // entry, so its dlam and dqI are 0 in both paths while head 0's are not.
 TEST(Indexer, DeadHeadsGetNoGradient) {
-  Problem p = make_problem(16, {24}, 2, 8, 2, 8);
+  IndexerProblem p = make_problem(16, {24}, 2, 8, 2, 8);
   for (int64_t i = 0; i < p.N; ++i)
     for (int64_t t = 0; t < p.cI; ++t) p.qI[size_t((i * p.HI + 1) * p.cI + t)] = 0;
   const Fast f = run_fast(p, 3, false, 1.0, 3);

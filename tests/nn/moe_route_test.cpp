@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 namespace {
 
@@ -20,11 +21,7 @@ using trex::nn::moe_group_rows;
 using trex::nn::moe_route_backward;
 using trex::nn::moe_route_forward;
 
-std::vector<float> randn(trex::Rng& r, size_t n, double scale) {
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(scale * r.normal());
-  return v;
-}
+using trex::testing::randn;
 
 // The forward loss in double with the selection held fixed: sum_ij c_ij w_ij + (balance) the balance loss.
 struct Twin {

@@ -11,15 +11,12 @@
 #include <vector>
 
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using namespace trex::nn;
 
 namespace {
-std::vector<float> randn(trex::Rng& r, size_t n, double s = 1.0) {
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(s * r.normal());
-  return v;
-}
+using trex::testing::randn;
 // Central difference of f at x[i] (f evaluated in double from a float function).
 double fd(std::vector<float>& x, size_t i, const std::function<double()>& f, float eps) {
   const float keep = x[i];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/rng.hpp"
+#include "float_vectors.hpp"
 
 using trex::nn::SparseAttention;
 
@@ -20,7 +21,7 @@ enum class Lists { none, all_visible, subsets };  // SWA; HCA-like; CSA-like (to
 
 // A packed batch's attention inputs: documents starting at doc_starts, window keys cut at each document's start,
 // compressed entries of ratio m restarting at every document (query at position p sees floor((p + 1) / m)).
-struct Problem {
+struct AttentionProblem {
   int64_t N = 0, H = 0, hd = 0, window = 0, NE = 0, cmax = 0;
   std::vector<float> q, kv, C, sink;
   std::vector<int32_t> ws, comp, ncomp;
@@ -34,16 +35,12 @@ struct Problem {
   }
 };
 
-std::vector<float> randn(trex::Rng& r, size_t n, double s = 1.0) {
-  std::vector<float> v(n);
-  for (auto& x : v) x = float(s * r.normal());
-  return v;
-}
+using trex::testing::randn;
 
-Problem make_problem(uint64_t seed, int64_t N, int64_t H, int64_t hd, int64_t window, std::vector<int64_t> doc_starts,
+AttentionProblem make_problem(uint64_t seed, int64_t N, int64_t H, int64_t hd, int64_t window, std::vector<int64_t> doc_starts,
                      Lists lists, int64_t m = 4, int64_t topk = 3, double qscale = 1.5) {
   trex::Rng rng(seed);
-  Problem p;
+  AttentionProblem p;
   p.N = N, p.H = H, p.hd = hd, p.window = window;
   p.scale = float(1.0 / std::sqrt(double(hd)));
   doc_starts.push_back(N);
@@ -92,7 +89,7 @@ struct Outputs {
   std::vector<float> P, o, dq, dkv, dC, dsink;
 };
 
-Outputs run_fast(const Problem& p, const std::vector<float>& g, int nthreads) {
+Outputs run_fast(const AttentionProblem& p, const std::vector<float>& g, int nthreads) {
   Outputs r;
   const SparseAttention a = p.args();
   r.P.assign(size_t(p.N * p.H * a.kmax()), 0.0f);
@@ -108,7 +105,7 @@ Outputs run_fast(const Problem& p, const std::vector<float>& g, int nthreads) {
   return r;
 }
 
-Outputs run_ref(const Problem& p, const std::vector<float>& g) {
+Outputs run_ref(const AttentionProblem& p, const std::vector<float>& g) {
   Outputs r;
   const SparseAttention a = p.args();
   r.P.assign(size_t(p.N * p.H * a.kmax()), 0.0f);
@@ -146,7 +143,7 @@ double expect_close(const std::vector<float>& fast, const std::vector<float>& re
 }
 
 // P's written entries only (the rest of each row is not part of the contract)
-std::vector<float> used_p(const Problem& p, const std::vector<float>& P) {
+std::vector<float> used_p(const AttentionProblem& p, const std::vector<float>& P) {
   std::vector<float> out;
   const int64_t kmax = p.window + p.cmax;
   for (int64_t i = 0; i < p.N; ++i)
@@ -156,7 +153,7 @@ std::vector<float> used_p(const Problem& p, const std::vector<float>& P) {
   return out;
 }
 
-void fast_matches_reference(const Problem& p, int nthreads) {
+void fast_matches_reference(const AttentionProblem& p, int nthreads) {
   trex::Rng rng(99);
   const std::vector<float> g = randn(rng, size_t(p.N * p.H * p.hd));
   const Outputs f = run_fast(p, g, nthreads), r = run_ref(p, g);
@@ -188,7 +185,7 @@ TEST(SparseAttention, FastMatchesReference) {
 }
 
 TEST(SparseAttention, FastBackwardIsTheSameBitsOnEveryRun) {
-  const Problem p = make_problem(6, 64, 2, 32, 8, {0, 20}, Lists::subsets, 4, 3);
+  const AttentionProblem p = make_problem(6, 64, 2, 32, 8, {0, 20}, Lists::subsets, 4, 3);
   trex::Rng rng(5);
   const std::vector<float> g = randn(rng, size_t(p.N * p.H * p.hd));
   const Outputs a = run_fast(p, g, 3), b = run_fast(p, g, 3);
@@ -204,7 +201,7 @@ TEST(SparseAttention, FastBackwardIsTheSameBitsOnEveryRun) {
 // wrong term's size (gradients here are 0.1 - 1).
 TEST(SparseAttention, ReferenceBackwardMatchesCentralDifferences) {
   for (Lists lists : {Lists::none, Lists::all_visible, Lists::subsets}) {
-    Problem p = make_problem(7, 14, 2, 8, 4, {0, 5}, lists, 2, 2, 1.0);
+    AttentionProblem p = make_problem(7, 14, 2, 8, 4, {0, 5}, lists, 2, 2, 1.0);
     trex::Rng rng(8);
     const std::vector<float> G = randn(rng, size_t(p.N * p.H * p.hd));
     const Outputs r = run_ref(p, G);
@@ -242,7 +239,7 @@ TEST(SparseAttention, ReferenceBackwardMatchesCentralDifferences) {
 
 TEST(SparseAttention, WindowStartsAtTheDocumentStart) {
   // documents [0, 6), [6, 20), [20, 30); window 8
-  const Problem p = make_problem(9, 30, 2, 16, 8, {0, 6, 20}, Lists::all_visible, 3);
+  const AttentionProblem p = make_problem(9, 30, 2, 16, 8, {0, 6, 20}, Lists::all_visible, 3);
   EXPECT_EQ(p.ws[6], 6);
   EXPECT_EQ(p.ws[13], 6);
   EXPECT_EQ(p.ws[14], 7);
@@ -264,7 +261,7 @@ TEST(SparseAttention, WindowStartsAtTheDocumentStart) {
     }
   }
   // Another document's keys change nothing: document 0's kv rows moved, document 1's outputs the same bits.
-  Problem moved = p;
+  AttentionProblem moved = p;
   for (int64_t j = 0; j < 6 * p.hd; ++j) moved.kv[size_t(j)] += 3.0f;
   const Outputs fm = run_fast(moved, g, 2), rm = run_ref(moved, g);
   const size_t b = size_t(6 * p.H * p.hd), e = size_t(20 * p.H * p.hd);
@@ -286,8 +283,8 @@ TEST(SparseAttention, WindowStartsAtTheDocumentStart) {
 TEST(SparseAttention, EmptyCompressedListsAreTheWindowAlone) {
   // Entries exist but no query lists one (NE > 0, ncomp all 0): the same bits as the window-only problem, and
   // no gradient reaches the entries.
-  const Problem swa = make_problem(10, 40, 3, 32, 8, {0, 17}, Lists::none);
-  Problem empty = swa;
+  const AttentionProblem swa = make_problem(10, 40, 3, 32, 8, {0, 17}, Lists::none);
+  AttentionProblem empty = swa;
   empty.NE = 5;
   empty.cmax = 4;
   empty.C = std::vector<float>(size_t(5 * 32), 1.0f);
@@ -309,7 +306,7 @@ TEST(SparseAttention, SinkGradientInClosedForm) {
   // One token, one key: P = σ(l - s), o = P k, g · o = P (g · k); dL/ds = -(1 - P) P (g · k) — the sink only
   // takes probability away. Sinks far below and above the logit: the gradient vanishes at both ends.
   for (float sink : {-30.0f, -1.0f, 0.0f, 0.7f, 30.0f}) {
-    Problem p = make_problem(11, 1, 1, 16, 4, {0}, Lists::none);
+    AttentionProblem p = make_problem(11, 1, 1, 16, 4, {0}, Lists::none);
     p.sink = {sink};
     trex::Rng rng(12);
     const std::vector<float> g = randn(rng, 16);

@@ -14,6 +14,7 @@
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
+#include "benchmarks_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -212,8 +213,7 @@ TEST(ApiExecutorsEval, EachAnswerRunsOnItsApi) {
 // reference programs and their coptpy rewritings (tests/python/coptpy_oracle.py translate) get the same outcome
 // per item, under the same ORGEval rewriting (write redirection, the lb quirk).
 TEST(ApiExecutorsEval, CoptpyAnswersOnStructureTargetsScoreLikeTheirGurobipyTwins) {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  const fs::path data = env && *env ? fs::path(env) : fs::path(TREX_TEST_BENCHMARKS);
+  const fs::path data = trex::testing::benchmarks_dir();
   const fs::path dir = trex::testing::fresh_temp_dir("trex_api_orgeval");
   const std::vector<std::string> ids = {"BENCH4OPT_0", "BENCH4OPT_100", "BENCH4OPT_200", "BENCH4OPT_300"};
   std::string gurobipy_lines, coptpy_lines;

@@ -15,16 +15,14 @@
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "benchmarks_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::oreval;
 
 namespace {
 
-fs::path benchmarks_dir() {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  return env && *env ? fs::path(env) : fs::path(TREX_TEST_BENCHMARKS);
-}
+using trex::testing::benchmarks_dir;
 
 struct ReadmeRow {
   int items = 0;

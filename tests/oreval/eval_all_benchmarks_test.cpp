@@ -15,6 +15,7 @@
 #include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
+#include "benchmarks_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::oreval;
@@ -35,8 +36,7 @@ std::string program_with_optimum(double value) {
 }  // namespace
 
 TEST(EvalAllBenchmarks, EveryBenchmarkIsScoredAndHasItsColumn) {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  const fs::path data = env && *env ? fs::path(env) : fs::path(TREX_TEST_BENCHMARKS);
+  const fs::path data = trex::testing::benchmarks_dir();
   ASSERT_TRUE(fs::exists(data / "industryor.jsonl")) << "benchmark data missing in " << data << " (set TREX_BENCHMARKS)";
   fs::path dir = trex::testing::fresh_temp_dir("trex_eval_all");
   std::string responses, ids;

@@ -17,6 +17,7 @@
 #include "sandbox_test_util.hpp"
 #include "util/atomic_file.hpp"
 #include "util/jsonl.hpp"
+#include "benchmarks_dir.hpp"
 
 namespace fs = std::filesystem;
 using trex::oreval::PythonForkServer;
@@ -52,11 +53,11 @@ std::shared_ptr<PythonForkServer> server() {
   auto srv = server();                                                                     \
   ASSERT_TRUE(srv)
 
-struct TempDir : trex::oreval::testing::TempDir {
-  TempDir() : trex::oreval::testing::TempDir("trex_fks_test_") {}
+struct ForkServerDir : trex::oreval::testing::TempDir {
+  ForkServerDir() : trex::oreval::testing::TempDir("trex_fks_test_") {}
 };
 
-SandboxSpec python(const TempDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
+SandboxSpec python(const ForkServerDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
   return trex::oreval::testing::python_spec(dir, code, fixed_env(), wall, cpu);
 }
 
@@ -64,7 +65,7 @@ SandboxSpec python(const TempDir& dir, const std::string& code, double wall = 20
 
 TEST(ForkServer, RunsLikeThePythonInterpreter) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   const std::string code =
       "import os, sys, tempfile\nprint(__name__, sys.argv, os.getcwd() == os.environ['HOME'])\n"
       "print(sys.path[0] == os.getcwd(), tempfile.gettempdir() == os.environ['TMPDIR'])\n"
@@ -76,14 +77,14 @@ TEST(ForkServer, RunsLikeThePythonInterpreter) {
   EXPECT_EQ(r.stderr_data, "err\n");
   EXPECT_TRUE(fs::exists(d.path / "out.txt"));
   // The same program started as a process prints the same.
-  TempDir e;
+  ForkServerDir e;
   auto ref = run_sandboxed(python(e, code));
   EXPECT_EQ(ref.stdout_data, r.stdout_data);
 }
 
 TEST(ForkServer, ExitStatusAndUncaughtExceptions) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "raise SystemExit(3)\n"));
   EXPECT_EQ(r.exit_code, 3);
   r = srv->run(python(d, "import sys\nsys.exit('bye')\n"));
@@ -100,7 +101,7 @@ TEST(ForkServer, ExitStatusAndUncaughtExceptions) {
 
 TEST(ForkServer, RandomStateAndThreadsAsInAFreshInterpreter) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   const std::string code = "import random, numpy\nprint(random.random(), numpy.random.random())\n";
   auto a = srv->run(python(d, code));
   auto b = srv->run(python(d, code));
@@ -114,7 +115,7 @@ TEST(ForkServer, RandomStateAndThreadsAsInAFreshInterpreter) {
 
 TEST(ForkServer, RunsDoNotSeeEachOther) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "import json, gurobipy\njson.MARK = 1\ngurobipy.MARK = 1\nprint('set')\n"));
   EXPECT_EQ(r.stdout_data, "set\n");
   r = srv->run(python(d, "import json, gurobipy, os\nprint(hasattr(json, 'MARK'), hasattr(gurobipy, 'MARK'),"
@@ -125,7 +126,7 @@ TEST(ForkServer, RunsDoNotSeeEachOther) {
 
 TEST(ForkServer, InfiniteLoopHitsCpuLimit) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "while True:\n    pass\n", /*wall=*/20, /*cpu=*/1));
   ASSERT_TRUE(r.started);
   EXPECT_FALSE(r.ok());
@@ -135,7 +136,7 @@ TEST(ForkServer, InfiniteLoopHitsCpuLimit) {
 
 TEST(ForkServer, SleepingProgramHitsWallLimit) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "import time\ntime.sleep(60)\n", /*wall=*/1));
   EXPECT_TRUE(r.timed_out);
   EXPECT_FALSE(r.ok());
@@ -144,7 +145,7 @@ TEST(ForkServer, SleepingProgramHitsWallLimit) {
 
 TEST(ForkServer, UnboundedAllocationIsStopped) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "x = []\nwhile True:\n    x.append(bytearray(50_000_000))\n"));
   ASSERT_TRUE(r.started);
   EXPECT_FALSE(r.ok());
@@ -154,7 +155,7 @@ TEST(ForkServer, UnboundedAllocationIsStopped) {
 
 TEST(ForkServer, ForkBombIsContained) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
                            /*wall=*/3, /*cpu=*/3));
   ASSERT_TRUE(r.started);
@@ -168,7 +169,7 @@ TEST(ForkServer, ForkBombIsContained) {
   }
   EXPECT_EQ(survivors, 0);
   // The server still serves.
-  TempDir e;
+  ForkServerDir e;
   EXPECT_EQ(srv->run(python(e, "print(1)\n")).stdout_data, "1\n");
 }
 
@@ -183,7 +184,7 @@ TEST(ForkServer, NoNetwork) {
   ASSERT_EQ(::listen(sock, 4), 0);
   socklen_t len = sizeof a;
   ::getsockname(sock, reinterpret_cast<sockaddr*>(&a), &len);
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "import socket\ns = socket.create_connection(('127.0.0.1', " +
                                   std::to_string(ntohs(a.sin_port)) + "), timeout=3)\nprint('connected')\n"));
   ::close(sock);
@@ -193,7 +194,7 @@ TEST(ForkServer, NoNetwork) {
 
 TEST(ForkServer, WritesOutsideItsFolderAreRefused) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   fs::path outside = fs::temp_directory_path() / ("trex_fks_escape_" + std::to_string(::getpid()));
   fs::remove(outside);
   auto r = srv->run(python(d, "open('" + outside.string() + "', 'w').write('escaped')\n"));
@@ -205,7 +206,7 @@ TEST(ForkServer, WritesOutsideItsFolderAreRefused) {
 
 TEST(ForkServer, FullIsolationAndNoCapabilities) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "import os\nprint(os.getpid() > 1, open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"));
   EXPECT_EQ(r.stdout_data, "True 0000000000000000\n") << r.stderr_data;
   auto has = [&](const char* p) { return std::find(r.protections.begin(), r.protections.end(), p) != r.protections.end(); };
@@ -215,7 +216,7 @@ TEST(ForkServer, FullIsolationAndNoCapabilities) {
 
 TEST(ForkServer, OnlyServesPythonScriptsWithItsSettings) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   SandboxSpec s = python(d, "print(1)\n");
   EXPECT_TRUE(srv->serves(s));
   s.env.push_back("PYTHONHASHSEED=1");
@@ -237,7 +238,7 @@ TEST(ForkServer, SolveChannelMatchesTrexSolveSubprocess) {
       "print('service' if os.environ.get('TREX_SOLVE_FD') else 'subprocess')\n"
       "print(m.Status, repr(m.ObjVal), [repr(v.X) for v in m.getVars()])\n"
       "m.addConstr(y >= 100)\nm.optimize()\nprint(m.Status)\n";
-  TempDir a, b;
+  ForkServerDir a, b;
   auto fast = srv->run(python(a, code));
   auto ref = run_sandboxed(python(b, code));
   ASSERT_EQ(fast.exit_code, 0) << fast.stderr_data;
@@ -251,7 +252,7 @@ TEST(ForkServer, SolveChannelMatchesTrexSolveSubprocess) {
 
 TEST(ForkServer, SolveRepliesAreTrexSolveJsonAndCached) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   const std::string lp = "Maximize\n 3 x + 2 y\nSubject To\n c: x + y <= 4\n d: x + 3 y <= 6\nBounds\n x <= 3\nEnd\n";
   trex::write_file_atomic(d.path / "m.lp", lp);
   std::string cmd = std::string(TREX_BIN_PATH) + " solve " + (d.path / "m.lp").string() + " --json --values";
@@ -277,7 +278,7 @@ TEST(ForkServer, SolveRepliesAreTrexSolveJsonAndCached) {
 // A program that abuses the solve channel (garbage, a giant header) only loses the channel.
 TEST(ForkServer, GarbageOnTheSolveChannelIsHarmless) {
   NEED_SERVER();
-  TempDir d;
+  ForkServerDir d;
   auto r = srv->run(python(d, "import os\nos.write(3, b'x' * 100)\nprint(os.read(3, 10))\n"));
   EXPECT_EQ(r.stdout_data, "b''\n") << r.stderr_data;
   r = srv->run(python(d, "import os\nos.write(3, b'99999999999999\\n{')\nprint(os.read(3, 10))\n"));
@@ -308,19 +309,15 @@ std::map<std::string, trex::Json> results(const fs::path& out) {
   return m;
 }
 
-std::string benchmarks_dir() {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  return env && *env ? env : TREX_TEST_BENCHMARKS;
-}
 
 }  // namespace
 
 // Same responses, same per-item results with the fork server and with a process per answer.
 TEST(ForkServer, EvalScoresIdenticallyWithAndWithoutTheServer) {
   if (::geteuid() != 0) GTEST_SKIP() << "the fork server needs root (namespaces)";
-  const std::string data = benchmarks_dir();
+  const std::string data = trex::testing::benchmarks_dir().string();
   ASSERT_TRUE(fs::exists(fs::path(data) / "bench4opt_orgeval.jsonl")) << "benchmark data missing in " << data;
-  TempDir d;
+  ForkServerDir d;
   // For every benchmark: its reference program where it has one, else (and also) hand-written answers that
   // succeed, miss, raise, import numpy, print, exit and loop.
   std::string responses;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "util/jsonl.hpp"
+#include "benchmarks_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,8 +24,7 @@ std::map<std::string, trex::Json> read_results(const fs::path& file) {
 }  // namespace
 
 TEST(Oracle, KnownFailuresHaveTheirDocumentedCauses) {
-  const char* env = std::getenv("TREX_BENCHMARKS");
-  const std::string data = env && *env ? env : TREX_TEST_BENCHMARKS;
+  const std::string data = trex::testing::benchmarks_dir().string();
   ASSERT_TRUE(fs::exists(fs::path(data) / "bench4opt_feasible.jsonl")) << "benchmark data missing in " << data;
   fs::path out = fs::temp_directory_path() / ("trex_oracle_test_" + std::to_string(::getpid()));
   fs::remove_all(out);

@@ -18,18 +18,18 @@ using trex::oreval::SandboxSpec;
 
 namespace {
 
-struct TempDir : trex::oreval::testing::TempDir {
-  TempDir() : trex::oreval::testing::TempDir("trex_sbx_test_") {}
+struct SandboxDir : trex::oreval::testing::TempDir {
+  SandboxDir() : trex::oreval::testing::TempDir("trex_sbx_test_") {}
 };
 
-SandboxSpec python(const TempDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
+SandboxSpec python(const SandboxDir& dir, const std::string& code, double wall = 20, double cpu = 10) {
   return trex::oreval::testing::python_spec(dir, code, {"PATH=/usr/bin:/bin"}, wall, cpu);
 }
 
 }  // namespace
 
 TEST(Sandbox, RunsProgramAndCapturesOutput) {
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "import sys\nprint('hello')\nprint('err', file=sys.stderr)\nopen('out.txt','w').write('x')\n"));
   ASSERT_TRUE(r.started) << r.error;
   EXPECT_EQ(r.exit_code, 0) << r.stderr_data;
@@ -40,14 +40,14 @@ TEST(Sandbox, RunsProgramAndCapturesOutput) {
 }
 
 TEST(Sandbox, NonZeroExitIsReported) {
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "raise SystemExit(3)\n"));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_FALSE(r.ok());
 }
 
 TEST(Sandbox, InfiniteLoopHitsCpuLimit) {
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "while True:\n    pass\n", /*wall=*/20, /*cpu=*/1));
   ASSERT_TRUE(r.started);
   EXPECT_FALSE(r.ok());
@@ -56,7 +56,7 @@ TEST(Sandbox, InfiniteLoopHitsCpuLimit) {
 }
 
 TEST(Sandbox, SleepingProgramHitsWallLimit) {
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "import time\ntime.sleep(60)\n", /*wall=*/1));
   EXPECT_TRUE(r.timed_out);
   EXPECT_FALSE(r.ok());
@@ -64,7 +64,7 @@ TEST(Sandbox, SleepingProgramHitsWallLimit) {
 }
 
 TEST(Sandbox, UnboundedAllocationIsStopped) {
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "x = []\nwhile True:\n    x.append(bytearray(50_000_000))\n"));
   ASSERT_TRUE(r.started);
   EXPECT_FALSE(r.ok());
@@ -72,7 +72,7 @@ TEST(Sandbox, UnboundedAllocationIsStopped) {
 }
 
 TEST(Sandbox, ForkBombIsContained) {
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", /*wall=*/3, /*cpu=*/3));
   ASSERT_TRUE(r.started);
   EXPECT_FALSE(r.ok());
@@ -99,7 +99,7 @@ TEST(Sandbox, NoNetwork) {
   socklen_t len = sizeof a;
   ::getsockname(srv, reinterpret_cast<sockaddr*>(&a), &len);
   int port = ntohs(a.sin_port);
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "import socket\ns = socket.create_connection(('127.0.0.1', " + std::to_string(port) +
                                        "), timeout=3)\nprint('connected')\n"));
   ::close(srv);
@@ -108,7 +108,7 @@ TEST(Sandbox, NoNetwork) {
 }
 
 TEST(Sandbox, WritesOutsideItsFolderAreRefused) {
-  TempDir d;
+  SandboxDir d;
   fs::path outside = fs::temp_directory_path() / ("trex_sbx_escape_" + std::to_string(::getpid()));
   fs::remove(outside);
   auto r = run_sandboxed(python(d, "open('" + outside.string() + "', 'w').write('escaped')\n"));
@@ -131,7 +131,7 @@ TEST(Sandbox, BadSpecIsAnErrorNotACrash) {
 }
 
 TEST(Sandbox, MissingExecutableFailsCleanly) {
-  TempDir d;
+  SandboxDir d;
   SandboxSpec s;
   s.argv = {"/nonexistent/binary"};
   s.workdir = d.path;
@@ -142,7 +142,7 @@ TEST(Sandbox, MissingExecutableFailsCleanly) {
 
 TEST(Sandbox, RootGetsFullIsolation) {
   if (::geteuid() != 0) GTEST_SKIP() << "full isolation needs root; rlimit fallback tested above";
-  TempDir d;
+  SandboxDir d;
   auto r = run_sandboxed(python(d, "print(1)\n"));
   auto has = [&](const char* p) { return std::find(r.protections.begin(), r.protections.end(), p) != r.protections.end(); };
   EXPECT_TRUE(has("pid-namespace"));

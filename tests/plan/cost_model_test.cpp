@@ -14,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace trex::plan;
 
-const fs::path kPro = fs::path(TREX_SOURCE_DIR) / "configs/deepseek-v4-pro.json";
+const fs::path kProConfig = fs::path(TREX_SOURCE_DIR) / "configs/deepseek-v4-pro.json";
 
 TEST(PlanFormulas, CollectivesFollowTheAlphaBetaModel) {
   // NCCL's bus-bandwidth factors: all-reduce 2(n-1)/n, reduce-scatter / all-gather / all-to-all (n-1)/n.
@@ -52,7 +52,7 @@ TEST(PlanFormulas, MegatronBytesPerParameterAndInflightMicroBatches) {
 }
 
 TEST(PlanProfile, ParametersAndFlopsAddUpToModelInfo) {
-  const auto cfg = trex::model::load_model_config(kPro.string());
+  const auto cfg = trex::model::load_model_config(kProConfig.string());
   const auto m = profile_model(cfg, 4096, "pro");
   const auto pc = trex::model::count_parameters(cfg);
   double total = m.embedding_params + m.head_params + m.head_expert_params;
@@ -93,7 +93,7 @@ TEST(PlanCostModel, StaticMemoryIsTheMegatronEstimatorOverTheRanksShare) {
 }
 
 TEST(PlanCostModel, RecomputeTradesMemoryForTime) {
-  const auto cfg = trex::model::load_model_config(kPro.string());
+  const auto cfg = trex::model::load_model_config(kProConfig.string());
   const auto m = profile_model(cfg, 4096, "pro");
   const Cluster c = cluster_preset("cm384");
   const Workload w{.ranks = 512, .gbs = 1024};

@@ -45,7 +45,11 @@ void sh(const std::string& cmd) {
   ASSERT_EQ(rc, 0) << "command failed: " << cmd;
 }
 
-// A per-test folder with a synthetic OR corpus, a byte-level BPE tokenizer trained on it, and CPT data.
+}  // namespace
+
+// A per-test folder with a synthetic OR corpus, a byte-level BPE tokenizer trained on it, and CPT data. (Outside
+// the anonymous namespace: the TEST_F classes derive from it, which GCC flags once the unity build includes this
+// file into another.)
 class TrainTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -85,6 +89,8 @@ class TrainTest : public ::testing::Test {
 
   fs::path dir;
 };
+
+namespace {
 
 std::vector<Json> read_metrics(const fs::path& p) {
   std::vector<Json> out;
