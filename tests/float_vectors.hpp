@@ -2,6 +2,7 @@
 // largest magnitude of a vector, and a float moved by whole representable steps (the ULP slack a GPU's exp or
 // log may take, in the CPU references of the CUDA kernels).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>

@@ -50,10 +50,7 @@ ModelConfig hf_config() {
   return c;
 }
 
-struct HfDir : trex::testing::ScopedTempDir {
-  explicit HfDir(const std::string& tag) : ScopedTempDir("trex_hf_" + tag) {}
-};
-
+using trex::testing::ScopedTempDir;
 using trex::testing::fill_random;
 using trex::testing::same_bits;
 
@@ -119,7 +116,7 @@ TEST(CheckpointHf, LoadsTransformersLayoutsBitExactly) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg);
   fill_random(a, 7, 4);
-  HfDir d("layouts");
+  ScopedTempDir d("trex_hf_layouts");
   for (bool fused : {false, true}) {
     std::vector<TensorToWrite> ts;
     std::vector<std::vector<float>> keep;
@@ -187,7 +184,7 @@ TEST(CheckpointHf, PartialMtpAndDoubleSpellingsAreErrors) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg);
   fill_random(a, 3, 4);
-  HfDir d("errors");
+  ScopedTempDir d("trex_hf_errors");
   std::vector<TensorToWrite> ts;
   for (const auto& p : a.table()) {
     if (p.name == "mtp.0.e_proj.weight") continue;
@@ -273,7 +270,7 @@ TEST(CheckpointHf, ShardedSaveWithIndex) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg), b(cfg), c(cfg);
   fill_random(a, 5, 4);
-  HfDir d("shards");
+  ScopedTempDir d("trex_hf_shards");
   SaveOptions so;
   so.max_shard_bytes = 64 << 10;
   save_weights(d.path, a, cfg, DType::F32, so);
@@ -304,7 +301,7 @@ TEST(CheckpointHf, ShardedSaveWithIndex) {
 TEST(CheckpointHf, TokenizerFilesAndGenerationConfig) {
   const ModelConfig cfg = hf_config();
   ParamStore a(cfg);
-  HfDir d("tok");
+  ScopedTempDir d("trex_hf_tok");
   const nlohmann::json tok = {
       {"version", "1.0"},
       {"added_tokens", {{{"id", 0}, {"content", "<｜begin▁of▁sentence｜>"}, {"special", true}},

@@ -51,10 +51,7 @@ ModelConfig small_config() {
   return c;
 }
 
-struct CheckpointDir : trex::testing::ScopedTempDir {
-  explicit CheckpointDir(const std::string& tag) : ScopedTempDir("trex_ckpt_" + tag) {}
-};
-
+using trex::testing::ScopedTempDir;
 using trex::testing::fill_random;
 using trex::testing::same_bits;
 
@@ -77,7 +74,7 @@ TEST(Checkpoint, SaveLoadRoundTripF32AndBf16) {
   const ModelConfig cfg = small_config();
   ParamStore a(cfg), b(cfg), c(cfg);
   fill_random(a, 1, 1000);
-  CheckpointDir d("rt");
+  ScopedTempDir d("trex_ckpt_rt");
   save_weights(d.path / "f32", a, cfg);
   auto rep = load_weights(d.path / "f32", b);
   EXPECT_TRUE(rep.missing.empty() && rep.unexpected.empty()) << rep.summary();
@@ -108,7 +105,7 @@ TEST(Checkpoint, SaveLoadRoundTripF32AndBf16) {
 // float values a correct loader must produce, computed with the readable reference decoders.
 TEST(Checkpoint, LoadsOfficialFormatWithDequantisation) {
   const ModelConfig cfg = small_config();
-  CheckpointDir d("official");
+  ScopedTempDir d("trex_ckpt_official");
   trex::Rng rng(42);
   ParamStore want(cfg);
   std::vector<std::vector<uint8_t>> keep;  // backing bytes of the tensors to write
@@ -225,7 +222,7 @@ TEST(Checkpoint, MissingUnexpectedAndMisshapedTensorsAreReported) {
   const ModelConfig cfg = small_config();
   ParamStore a(cfg);
   fill_random(a, 3, 1000);
-  CheckpointDir d("bad");
+  ScopedTempDir d("trex_ckpt_bad");
   save_weights(d.path, a, cfg);
   auto f = SafetensorsFile::open(d.path / "model.safetensors");
   auto rewrite = [&](const std::string& drop, const std::string& rename_to, std::vector<int64_t> reshape) {
@@ -279,7 +276,7 @@ TEST(Checkpoint, MissingUnexpectedAndMisshapedTensorsAreReported) {
 }
 
 TEST(Checkpoint, BadScalesAndShardsAreErrors) {
-  CheckpointDir d("scales");
+  ScopedTempDir d("trex_ckpt_scales");
   std::vector<uint8_t> codes(4 * 6, 0x38), bad_scale(2, 127), fscale(4, 127);
   // FP8 weight [4, 6] needs a [1, 1] scale.
   std::vector<TensorToWrite> ts = {{"m.weight", DType::F8_E4M3, {4, 6}, as_bytes_of(codes)},
@@ -308,12 +305,12 @@ TEST(Checkpoint, BadScalesAndShardsAreErrors) {
   write_safetensors(d.path / "odd.safetensors", odd);
   EXPECT_THROW(Checkpoint::open(d.path / "odd.safetensors"), trex::Error);
   // The same tensor in two shards.
-  CheckpointDir d2("dup");
+  ScopedTempDir d2("trex_ckpt_dup");
   write_safetensors(d2.path / "x1.safetensors", v3);
   write_safetensors(d2.path / "x2.safetensors", v3);
   EXPECT_THROW(Checkpoint::open(d2.path), trex::Error);
   // An index naming a missing shard.
-  CheckpointDir d3("idx");
+  ScopedTempDir d3("trex_ckpt_idx");
   trex::write_file_atomic(d3.path / "model.safetensors.index.json", R"({"weight_map":{"a":"nope.safetensors"}})");
   EXPECT_THROW(Checkpoint::open(d3.path), trex::Error);
   EXPECT_THROW(Checkpoint::open(d3.path / "missing.safetensors"), trex::Error);

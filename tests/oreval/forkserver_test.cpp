@@ -309,7 +309,6 @@ std::map<std::string, trex::Json> results(const fs::path& out) {
   return m;
 }
 
-
 }  // namespace
 
 // Same responses, same per-item results with the fork server and with a process per answer.

@@ -1,26 +1,20 @@
 // Shared helpers of the sandbox and fork-server tests: a per-test temporary folder and the spec of a Python
 // answer (main.py) run in it with HOME/TMPDIR pointing there and fixed limits.
 #pragma once
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "oreval/sandbox.hpp"
+#include "temp_dir.hpp"
 #include "util/atomic_file.hpp"
 
 namespace trex::oreval::testing {
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& prefix) {
-    path = std::filesystem::temp_directory_path() /
-           (prefix + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
+// A scoped temporary folder per call (a counter tells apart the several one test may make).
+struct TempDir : trex::testing::ScopedTempDir {
+  explicit TempDir(const std::string& prefix) : ScopedTempDir(prefix + std::to_string(counter++)) {}
   static inline int counter = 0;
 };
 
