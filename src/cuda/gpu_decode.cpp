@@ -84,6 +84,8 @@ Decoder::Decoder(Model& model, const DecoderOptions& opt) : impl_(std::make_uniq
   const model::ModelConfig& cfg = model.config();
   if (cfg.indexer_dense_warmup)
     throw Error("cuda decoder: the config has indexer_dense_warmup set (a training stage); decoding needs top-k CSA");
+  if (model.host().sharded())  // the decoder routes every token to any of the E experts on this device
+    throw Error("cuda decoder: the model must hold every expert (built without expert parallelism)");
   const model::DecodeLayout& L = I.layout;
   const int64_t hd = cfg.head_dim, cI = cfg.index_head_dim;
   // the pools' sizes, then one allocation for all of them

@@ -1,11 +1,14 @@
 // cuda::Model: the device buffers (parameters, gradients, bf16 copies, the hash tables, each expert's weight
 // pointers), the per-batch geometry upload, and the whole forward/backward — embedding, blocks, collapse head,
 // final norm, LM head, cross-entropy, MTP modules — model/model.cpp's forward_range / backward_range on the device,
-// step for step (one process, the whole layer range).
+// step for step (the whole layer range; under expert parallelism this rank's routed experts, gpu_moe.cpp).
 #include "cuda/gpu_model.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "cuda/check.hpp"
 #include "cuda/device.hpp"
@@ -53,7 +56,9 @@ struct Model::Impl {
   int64_t numel = 0;
 
   DeviceBuffer P, G, P16, Pint;
-  std::vector<std::vector<DeviceExpertWeights>> experts;  // per block
+  std::vector<std::vector<DeviceExpertWeights>> experts;  // per block: this rank's experts (all in one process)
+  model::ProcessGroup* ep_group = nullptr;  // expert parallelism: the ep ranks (null: every expert here)
+  EpStaging ep_staging;                     // its host buffers, allocated on the first exchange
   Stream stream;
   Blas blas;
   std::unique_ptr<DeviceArena> arena;
@@ -74,10 +79,11 @@ struct Model::Impl {
   const float* Xout = nullptr;
   std::vector<int32_t> tokens_host;
 
-  Impl(const model::ModelConfig& c, const ModelOptions& o) : cfg(c), opt(o), host(c, {}, /*with_grads=*/false) {}
+  Impl(const model::ModelConfig& c, const ModelOptions& o)
+      : cfg(c), opt(o), host(c, o.placement, /*with_grads=*/false) {}
 
   Ctx ctx(bool training) {
-    return Ctx{cfg,
+    Ctx c{cfg,
                P.as<float>(),
                G.as<float>(),
                opt.matmul == GemmType::bf16 ? P16.as<uint16_t>() : nullptr,
@@ -90,6 +96,9 @@ struct Model::Impl {
                training,
                rope_a.view(),
                rope_b.view()};
+    c.ep_group = ep_group;
+    c.ep_staging = &ep_staging;
+    return c;
   }
 };
 
@@ -404,6 +413,21 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
   auto& I = *impl_;
   I.cfg.validate();
   auto& st = I.host;
+  if (opt.expert_group && opt.expert_group->size() > 1) {
+    if (I.cfg.n_routed_experts % opt.expert_group->size() != 0)
+      throw Error(fmt::format("cuda model: {} routed experts do not split evenly over {} expert-parallel ranks",
+                              I.cfg.n_routed_experts, opt.expert_group->size()));
+    I.ep_group = opt.expert_group;
+  }
+  // Expert parallelism only: a rank holds every tensor but other ranks' routed experts (no pipeline stages).
+  auto left_out = [](const std::string& name) {
+    return Error("cuda model: the placement leaves out " + name +
+                 " (the GPU model holds every layer: expert parallelism only, no pipeline stages)");
+  };
+  for (const model::ParamInfo& t : st.canonical_table())
+    if (st.held_offset(t.name) < 0 && t.name.find(".ffn.experts.") == std::string::npos) throw left_out(t.name);
+  for (const model::ParamInfo& t : st.canonical_int_table())  // the hash layers' tables
+    if (!st.int_param(t.name)) throw left_out(t.name);
   for (int64_t l = 0; l < I.cfg.num_hidden_layers; ++l)
     I.blocks.emplace_back(I.cfg, st, "layers." + std::to_string(l) + ".", l);
   for (int64_t i = 0; i < I.cfg.num_nextn_predict_layers; ++i) {
@@ -428,12 +452,23 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
   float* P = I.P.as<float>();
   float* G = opt.gradients ? I.G.as<float>() : nullptr;
   const uint16_t* P16 = opt.matmul == GemmType::bf16 ? I.P16.as<uint16_t>() : nullptr;
+  // this rank's experts: [e0, e0 + El) of every block (the whole range in one process)
+  const int64_t E = I.cfg.n_routed_experts;
+  const int ep_ranks = I.ep_group ? I.ep_group->size() : 1, ep_rank = I.ep_group ? I.ep_group->rank() : 0;
+  const int64_t El = E / ep_ranks, e0 = int64_t(ep_rank) * El;
   for (const auto& b : I.blocks) {
-    std::vector<DeviceExpertWeights> ew(size_t(I.cfg.n_routed_experts));
-    for (size_t e = 0; e < ew.size(); ++e) {
-      ew[e] = {P + b.w1[e], P + b.w3[e], P + b.w2[e],
-               P16 ? P16 + b.w1[e] : nullptr, P16 ? P16 + b.w3[e] : nullptr, P16 ? P16 + b.w2[e] : nullptr,
-               G ? G + b.w1[e] : nullptr, G ? G + b.w3[e] : nullptr, G ? G + b.w2[e] : nullptr};
+    std::vector<DeviceExpertWeights> ew(static_cast<size_t>(El));
+    for (int64_t e = 0; e < E; ++e) {
+      const bool mine = e >= e0 && e < e0 + El, held = b.w1[size_t(e)] >= 0;
+      if (mine != held)
+        throw Error(fmt::format("cuda model: {}ffn.experts.{} is {}held, but rank {} of {} expert-parallel ranks owns "
+                                "experts [{}, {}) (placement and expert group disagree)", b.prefix, e,
+                                held ? "" : "not ", ep_rank, ep_ranks, e0, e0 + El));
+      if (!mine) continue;
+      const size_t x = size_t(e);
+      ew[size_t(e - e0)] = {P + b.w1[x], P + b.w3[x], P + b.w2[x],
+                            P16 ? P16 + b.w1[x] : nullptr, P16 ? P16 + b.w3[x] : nullptr, P16 ? P16 + b.w2[x] : nullptr,
+                            G ? G + b.w1[x] : nullptr, G ? G + b.w3[x] : nullptr, G ? G + b.w2[x] : nullptr};
     }
     I.experts.push_back(std::move(ew));
   }
@@ -442,7 +477,11 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
   zero_grad();
 }
 
-Model::~Model() = default;
+// A step cut short by an exception may leave copies queued that read the exchange's pinned host buffers (gpu_moe.cpp):
+// they finish before the buffers are freed.
+Model::~Model() {
+  if (impl_) cudaStreamSynchronize(impl_->stream.get());  // no throw from a destructor
+}
 
 void gm::DeviceRopeTable::upload(const nn::RopeTable& t) {
   const size_t bytes = sizeof(float) * std::max<size_t>(1, t.cos.size());

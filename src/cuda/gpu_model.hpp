@@ -8,7 +8,10 @@
 //
 // Memory: parameters, gradients and (bf16 products) a bf16 copy of every parameter are allocated once at
 // construction; the activations of a step live in one DeviceArena of fixed capacity (ModelOptions), reset at the
-// start of every forward. One process, one device, the whole model (no sharding yet). CUDA builds only.
+// start of every forward. One device per process: the whole model, or under expert parallelism
+// (ModelOptions::placement, expert_group) every tensor but the other ranks' routed experts, each MoE block's routed
+// rows exchanged with the experts' owners through the host (pinned staging, a blocking all-to-all, not overlapped
+// with the computation; compiled, not yet run on a GPU). No pipeline stages. CUDA builds only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -38,12 +41,19 @@ struct ModelOptions {
   // false: no gradient buffer (inference, e.g. the decoder's model: half the parameter memory); forward_backward,
   // download_grads and the optimizers then refuse with trex::Error, and device_grads() is null.
   bool gradients = true;
+  // Expert parallelism (pipeline stages not supported: the placement must hold every layer): which tensors this
+  // rank holds (dist::make_placement; empty: the whole model) and the group over which the routed rows are
+  // exchanged (host-staged all-to-all in model/moe.cpp's order; nullptr or size 1: all experts local). Rank r of
+  // a group of size n holds the routed experts [r E/n, (r+1) E/n) of every MoE block.
+  model::ParamPlacement placement;
+  model::ProcessGroup* expert_group = nullptr;
 };
 
 class Model {
  public:
-  // Lays out the parameter table of cfg (one process, unsharded) and allocates the device buffers. Throws
-  // trex::Error when no CUDA device is usable (with the reason) or the memory does not suffice.
+  // Lays out the parameter table of cfg (unsharded, or opt.placement's tensors) and allocates the device buffers.
+  // Throws trex::Error when no CUDA device is usable (with the reason), the memory does not suffice, or the
+  // placement leaves out a tensor other than routed experts / does not match the expert group.
   explicit Model(const model::ModelConfig& cfg, const ModelOptions& opt = {});
   ~Model();
   Model(const Model&) = delete;
@@ -76,7 +86,9 @@ class Model {
   void refresh_bf16();
   int64_t numel() const;
 
-  // Per MoE block (layers, then MTP blocks): the per-expert token counts of the last forward.
+  // Per MoE block (layers, then MTP blocks): the per-expert token counts of the last forward, all E experts
+  // (under expert parallelism those of this rank's tokens, before the exchange: summed over the ranks they are the
+  // batch's loads).
   std::span<const int64_t> expert_load(int64_t block) const;
   int64_t n_moe_blocks() const;
   // Auxiliary-loss-free balancing, model::Model::update_gate_bias's rule on the last forward's loads (rate <= 0:

@@ -14,6 +14,7 @@
 #include "cuda/experts.hpp"
 #include "model/config.hpp"
 #include "model/model_impl.hpp"
+#include "model/process_group.hpp"
 
 namespace trex::cuda {
 class Model;
@@ -63,6 +64,31 @@ struct DeviceSeq {  // detail::Seq on the device, plus the window starts and the
   const DeviceEntries& entries(int64_t m) const;
 };
 
+// A page-locked host buffer of floats (cudaMallocHost), grown on demand and kept: the expert-parallel exchange's
+// staging. Pinned, so that its copies from and to the device are direct DMA; hence an upload queued from it reads
+// it after the call returns, and the buffer may be rewritten only once the stream has been synchronised.
+class PinnedFloats {
+ public:
+  PinnedFloats() = default;
+  ~PinnedFloats();
+  PinnedFloats(const PinnedFloats&) = delete;
+  PinnedFloats& operator=(const PinnedFloats&) = delete;
+  // At least n floats (never null). Growing drains `s` first: a copy queued on it may still read the old buffer.
+  float* reserve(int64_t n, cudaStream_t s);
+
+ private:
+  float* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Host buffers of the expert-parallel exchange (gpu_moe.cpp), allocated on first need and reused every step: per
+// array exchanged together (the routed rows and their routing weights, or their gradients) `local`, this rank's
+// side (the rows downloaded, then the rows to upload), and `exchanged`, the all-to-all's other side.
+struct EpStaging {
+  static constexpr int kArrays = 2;
+  PinnedFloats local[kArrays], exchanged[kArrays];
+};
+
 struct Ctx {
   const ModelConfig& cfg;
   float* P;              // device parameters (host().table() offsets)
@@ -77,6 +103,9 @@ struct Ctx {
   bool training;
   DeviceRope rope_a, rope_b;  // as detail::Ctx: ratio-0 layers; compressed layers, compressors, indexer
   bool balance_loss = true;   // false (the decoder): the MoE's sequence-balance loss is not computed
+  // Expert parallelism: the ep ranks (null or size 1: every expert here) and the host buffers of the exchange
+  model::ProcessGroup* ep_group = nullptr;
+  EpStaging* ep_staging = nullptr;
   float* p(int64_t off) const { return P + off; }
   float* g(int64_t off) const { return G + off; }
   const uint16_t* p16(int64_t off) const { return P16 ? P16 + off : nullptr; }
@@ -141,6 +170,10 @@ struct MoeSaved {
   int32_t *order_tok = nullptr, *order_slot = nullptr, *row_of = nullptr;
   int32_t* seq_counts = nullptr;  // [B, E] (bias layers: the balance loss's counts, kept for the backward)
   float *xg = nullptr, *wl = nullptr;
+  // expert parallelism: the exchange's plan, and this rank's experts' input rows and weights (local expert
+  // order); one process: xe = xg, we = wl, and the plan stays empty (the experts read `offsets`)
+  model::detail::EpPlan ep;
+  float *xe = nullptr, *we = nullptr;
   float *g = nullptr, *u = nullptr, *h = nullptr;
   float *sg = nullptr, *su = nullptr, *sh = nullptr;
 };
@@ -174,7 +207,8 @@ double attention_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const 
 void attention_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const AttnSaved& s, const float* dout,
                         float* dxa);
 
-// MoE (gpu_moe.cpp): experts[e] the block's device expert weights; returns the sequence-balance loss.
+// MoE (gpu_moe.cpp): experts[j] the block's device expert weights of this rank's j-th expert (all of them in one
+// process); returns the sequence-balance loss.
 double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceExpertWeights* experts,
                    const float* x, MoeSaved& s, float* out);
 void moe_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceExpertWeights* experts,

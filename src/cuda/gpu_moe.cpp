@@ -1,12 +1,129 @@
 // cuda::Model's MoE block (DEEPSEEK_V4.md §7, §13, §16.6-16.7), model/moe.cpp's forward and backward on the
-// device, one process (no expert parallelism yet): the router product, routing and grouping (cuda/moe_route.hpp),
-// the per-expert counts to the host (the block's one synchronisation: they size the expert products), the routed
-// experts (cuda/experts.hpp), the shared expert, the combine and the sequence-balance loss.
+// device: the router product, routing and grouping (cuda/moe_route.hpp), the per-expert counts to the host (a wait
+// on the stream: they size the expert products), the routed experts (cuda/experts.hpp), the shared expert, the
+// combine and the sequence-balance loss.
+// Expert parallelism (Ctx::ep_group of size > 1; the experts array then holds this rank's experts only): the routed
+// rows go to the ranks owning their experts and the results come back in model/moe.cpp's order, with its plan and
+// permutations (detail::ep_plan, ep_to_expert_order, ep_from_expert_order) on the host. Each exchange is staged
+// through pinned host buffers — device -> host, the group's blocking all-to-all, host -> device — and waits on the
+// stream once: two more waits in the forward (dispatch, combine), two in the backward. Not overlapped with the
+// shared expert (the CPU overlaps them). Compiled; not yet run on a GPU.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "cuda/check.hpp"
 #include "cuda/gpu_model_impl.hpp"
 #include "cuda/moe_route.hpp"
 #include "cuda/ops.hpp"
+#include "util/error.hpp"
 
 namespace trex::cuda::gm {
+
+PinnedFloats::~PinnedFloats() {
+  if (p_) cudaFreeHost(p_);  // no throw from a destructor
+}
+
+float* PinnedFloats::reserve(int64_t n, cudaStream_t s) {
+  const size_t want = std::max<size_t>(1, size_t(std::max<int64_t>(0, n)));
+  if (want <= n_) return p_;
+  TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (p_) TREX_CUDA_CHECK(cudaFreeHost(p_));
+  p_ = nullptr;
+  n_ = 0;
+  void* p = nullptr;
+  TREX_CUDA_CHECK(cudaMallocHost(&p, want * sizeof(float)));
+  p_ = static_cast<float*>(p);
+  n_ = want;
+  return p_;
+}
+
+namespace {
+
+bool expert_parallel(const Ctx& c) { return c.ep_group && c.ep_group->size() > 1; }
+
+// One device array of routed rows that an exchange moves: src on this side, dst on the other, row_len floats a row.
+struct RowArray {
+  const float* src;
+  float* dst;
+  int64_t row_len;
+};
+
+// The staging buffers of each array, every one reserved for the larger side before any copy is queued (growing
+// drains the stream).
+void reserve_staging(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays,
+                     float** local, float** exchanged) {
+  if (arrays.size() > size_t(EpStaging::kArrays)) throw Error("internal: too many arrays in one expert exchange");
+  const int64_t rows = std::max(token_rows, P.rows);
+  int i = 0;
+  for (const RowArray& a : arrays) {
+    local[i] = c.ep_staging->local[i].reserve(rows * a.row_len, c.s);
+    exchanged[i] = c.ep_staging->exchanged[i].reserve(rows * a.row_len, c.s);
+    ++i;
+  }
+}
+
+// Each array's first `rows` rows device -> local staging, then one wait for all of them. The wait also completes
+// every upload queued earlier from the staging buffers, so the host may rewrite them afterwards.
+void download_rows(Ctx& c, int64_t rows, std::initializer_list<RowArray> arrays, float** local) {
+  int i = 0;
+  for (const RowArray& a : arrays) {
+    const size_t bytes = sizeof(float) * size_t(rows * a.row_len);
+    if (bytes) TREX_CUDA_CHECK(cudaMemcpyAsync(local[i], a.src, bytes, cudaMemcpyDeviceToHost, c.s));
+    ++i;
+  }
+  TREX_CUDA_CHECK(cudaStreamSynchronize(c.s));
+}
+
+void upload_rows(Ctx& c, const float* host, float* dst, int64_t rows, int64_t row_len) {
+  const size_t bytes = sizeof(float) * size_t(rows * row_len);
+  if (bytes) upload_async(dst, host, bytes, c.s);
+}
+
+// Token side -> expert side (model/moe.cpp's dispatch): src holds this rank's token_rows = N k routed rows in
+// all-expert order, which is rank-major (each rank owns a contiguous range of experts), so it is sent as it is;
+// dst receives the P.rows rows of this rank's experts from every rank, in local expert order.
+void dispatch(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays) {
+  float *local[EpStaging::kArrays], *exchanged[EpStaging::kArrays];
+  reserve_staging(c, P, token_rows, arrays, local, exchanged);
+  download_rows(c, token_rows, arrays, local);
+  int i = 0;
+  for (const RowArray& a : arrays) {
+    c.ep_group->all_to_all_rows(local[i], P.send_rows, exchanged[i], P.recv_rows, a.row_len);
+    model::detail::ep_to_expert_order(P, exchanged[i], local[i], a.row_len);
+    upload_rows(c, local[i], a.dst, P.rows, a.row_len);
+    ++i;
+  }
+}
+
+// Expert side -> token side (model/moe.cpp's combine): src holds P.rows rows in local expert order; each goes back to
+// the rank whose token it is, and dst receives this rank's token_rows rows in its all-expert order.
+void combine(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays) {
+  float *local[EpStaging::kArrays], *exchanged[EpStaging::kArrays];
+  reserve_staging(c, P, token_rows, arrays, local, exchanged);
+  download_rows(c, P.rows, arrays, local);
+  int i = 0;
+  for (const RowArray& a : arrays) {
+    model::detail::ep_from_expert_order(P, local[i], exchanged[i], a.row_len);
+    c.ep_group->all_to_all_rows(exchanged[i], P.recv_rows, local[i], P.send_rows, a.row_len);
+    upload_rows(c, local[i], a.dst, token_rows, a.row_len);
+    ++i;
+  }
+}
+
+// The routed rows this rank's experts process, how many experts and their row offsets: the exchange's plan under
+// expert parallelism, else every routed row and expert.
+struct LocalExperts {
+  int64_t rows = 0, count = 0;
+  const int64_t* offsets = nullptr;
+};
+LocalExperts local_experts(const MoeSaved& s, bool ep, int64_t rows, int64_t E) {
+  if (ep) return {s.ep.rows, s.ep.local_experts, s.ep.offsets.data()};
+  return {rows, E, s.offsets.data()};
+}
+
+}  // namespace
 
 double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceExpertWeights* experts,
                    const float* x, MoeSaved& s, float* out) {
@@ -38,6 +155,19 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
   s.xg = c.arena.floats(rows * d);
   s.wl = c.arena.floats(rows);
   moe_gather_rows(x, s.w, s.order_tok, s.order_slot, rows, k, d, s.xg, s.wl, c.s);
+  // this rank's experts' rows: exchanged under expert parallelism, else the gathered rows themselves
+  const bool ep = expert_parallel(c);
+  if (ep) {
+    model::detail::ep_plan(*c.ep_group, s.counts, E, s.ep);
+    s.xe = c.arena.floats(s.ep.rows * d);
+    s.we = c.arena.floats(s.ep.rows);
+    dispatch(c, s.ep, rows, {{s.xg, s.xe, d}, {s.wl, s.we, 1}});
+  } else {
+    s.xe = s.xg;
+    s.we = s.wl;
+  }
+  const LocalExperts L = local_experts(s, ep, rows, E);
+  const int64_t Re = L.rows;
   if (fs > 0) {
     s.sg = c.arena.floats(N * fs);
     s.su = c.arena.floats(N * fs);
@@ -46,17 +176,22 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
     linear(c, x, s.x16, b.sw3, s.su, N, fs, d);
     swiglu_forward(s.sg, s.su, s.sh, N * fs, cfg.clamp_shared_expert ? limit : 0.0f, c.s);
   }
-  s.g = c.arena.floats(rows * f);
-  s.u = c.arena.floats(rows * f);
-  s.h = c.arena.floats(rows * f);
-  float* ye = c.arena.floats(rows * d);
-  experts_forward(c.blas, c.type, experts, E, s.offsets.data(), {d, f, limit}, s.xg, s.wl, s.g, s.u, s.h, ye, c.arena,
+  s.g = c.arena.floats(Re * f);
+  s.u = c.arena.floats(Re * f);
+  s.h = c.arena.floats(Re * f);
+  float* ye = c.arena.floats(Re * d);
+  experts_forward(c.blas, c.type, experts, L.count, L.offsets, {d, f, limit}, s.xe, s.we, s.g, s.u, s.h, ye, c.arena,
                   c.s);
+  float* yg = ye;  // [rows, d] the results of this rank's routed rows, all-expert order
+  if (ep) {
+    yg = c.arena.floats(rows * d);
+    combine(c, s.ep, rows, {{ye, yg, d}});
+  }
   if (fs > 0)
     linear(c, s.sh, nullptr, b.sw2, out, N, d, fs);
   else
     zero_async(out, sizeof(float) * size_t(N * d), c.s);
-  moe_scatter_add_rows(s.row_of, N, k, d, ye, out, c.s);
+  moe_scatter_add_rows(s.row_of, N, k, d, yg, out, c.s);
   s.seq_counts = nullptr;
   if (b.hash || !c.balance_loss) return 0.0;  // (the decoder: no loss to report, and no synchronisation for it)
   double* row_loss = c.arena.doubles(seq.B);
@@ -72,8 +207,16 @@ void moe_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceE
   const int64_t f = cfg.moe_intermediate_size, fs = f * cfg.n_shared_experts;
   const float R = float(cfg.routed_scaling_factor), limit = float(cfg.swiglu_limit);
   const int64_t rows = N * k;
+  const bool ep = expert_parallel(c);
+  const LocalExperts L = local_experts(s, ep, rows, E);
+  const int64_t Re = L.rows;
   float* dyg = c.arena.floats(rows * d);
   moe_gather_rows(dout, nullptr, s.order_tok, s.order_slot, rows, k, d, dyg, nullptr, c.s);
+  float* dye = dyg;  // [Re, d] the output gradients of the rows this rank's experts processed
+  if (ep) {
+    dye = c.arena.floats(Re * d);
+    dispatch(c, s.ep, rows, {{dyg, dye, d}});
+  }
   float *dsg = nullptr, *dsu = nullptr;
   if (fs > 0) {
     float* dsh = c.arena.floats(N * fs);
@@ -82,17 +225,25 @@ void moe_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceE
     dsu = c.arena.floats(N * fs);
     swiglu_backward(s.sg, s.su, dsh, dsg, dsu, N * fs, cfg.clamp_shared_expert ? limit : 0.0f, c.s);
   }
-  float* dwe = c.arena.floats(rows);
-  float* dxe = c.arena.floats(rows * d);
-  experts_backward(c.blas, c.type, experts, E, s.offsets.data(), {d, f, limit}, s.xg, s.wl, s.g, s.u, s.h, dyg, dxe,
+  float* dwe = c.arena.floats(Re);
+  float* dxe = c.arena.floats(Re * d);
+  experts_backward(c.blas, c.type, experts, L.count, L.offsets, {d, f, limit}, s.xe, s.we, s.g, s.u, s.h, dye, dxe,
                    dwe, c.arena, c.s);
+  // [rows, d], [rows]: the input and routing-weight gradients of this rank's routed rows, all-expert order (under
+  // expert parallelism sent back from the experts' owners)
+  float *dxg = dxe, *dwl = dwe;
+  if (ep) {
+    dxg = c.arena.floats(rows * d);
+    dwl = c.arena.floats(rows);
+    combine(c, s.ep, rows, {{dxe, dxg, d}, {dwe, dwl, 1}});
+  }
   if (fs > 0) {
     linear_backward(c, s.x, s.x16, b.sw1, dsg, nullptr, dx, true, N, fs, d);
     linear_backward(c, s.x, s.x16, b.sw3, dsu, nullptr, dx, true, N, fs, d);
   }
-  moe_scatter_add_rows(s.row_of, N, k, d, dxe, dx, c.s);
+  moe_scatter_add_rows(s.row_of, N, k, d, dxg, dx, c.s);
   float* ds = c.arena.floats(N * E);
-  moe_route_backward(s.s, s.a, s.sel, dwe, s.row_of, b.hash ? nullptr : s.seq_counts, N, E, k, R, seq.B, seq.T,
+  moe_route_backward(s.s, s.a, s.sel, dwl, s.row_of, b.hash ? nullptr : s.seq_counts, N, E, k, R, seq.B, seq.T,
                      cfg.seq_balance_alpha, ds, c.s);
   linear_backward(c, s.x, s.x16, b.gate, ds, nullptr, dx, true, N, E, d);
 }

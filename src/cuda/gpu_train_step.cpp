@@ -3,7 +3,10 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,6 +35,8 @@ GemmType gemm_type(const std::string& matmul) {
 ModelOptions model_options(const train::DeviceStepConfig& c) {
   ModelOptions o;
   o.matmul = gemm_type(c.matmul);
+  o.placement = c.placement;  // --ep: this rank's experts only
+  o.expert_group = c.expert_group;
   return o;
 }
 
@@ -49,7 +54,17 @@ class GpuTrainStep : public train::DeviceStep {
         opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
         norm_(updated_),
         pg_(data_parallel(c)) {
-    if (pg_) group_ = make_device_group(*pg_, model_.numel());
+    if (c.gradient_regions) {  // --ep: each replica region summed over its own replicas (cpu_device_step.cpp's plan)
+      regions_ = c.gradient_regions(model_.host());
+      for (const train::GradientRegion& r : regions_)
+        region_groups_.push_back(r.replicas && r.replicas->size() > 1
+                                     ? make_device_group(*r.replicas, r.end - r.begin)
+                                     : nullptr);
+      norm_shared_.emplace(train::ranges_in_regions(updated_, regions_, false));
+      norm_experts_.emplace(train::ranges_in_regions(updated_, regions_, true));
+    } else if (pg_) {
+      group_ = make_device_group(*pg_, model_.numel());
+    }
   }
 
   std::string describe() const override {
@@ -59,6 +74,17 @@ class GpuTrainStep : public train::DeviceStep {
     if (group_)
       s += fmt::format(", rank {} of {} on device {}, gradients averaged by {}", pg_->rank(), group_->size(), device_,
                        group_->name());
+    if (!regions_.empty()) {
+      s += fmt::format(", rank {} of {} on device {}, experts {} of {} ranks (routed rows staged through the host)",
+                       pg_ ? pg_->rank() : 0, cfg_.data_ranks, device_,
+                       cfg_.expert_group ? cfg_.expert_group->rank() : 0,
+                       cfg_.expert_group ? cfg_.expert_group->size() : 1);
+      for (const auto& g : region_groups_)
+        if (g) {
+          s += ", gradients summed by " + g->name();
+          break;
+        }
+    }
     return s;
   }
   model::ParamStore& host() override { return model_.host(); }
@@ -73,6 +99,12 @@ class GpuTrainStep : public train::DeviceStep {
     if (micro.size() > 1) scale_in_place(model_.device_grads(), model_.numel(), float(inv), stream_);  // scale_grads'
     if (group_)  // model::Model::reduce_gradients: the sum over the ranks, then 1 / ranks
       group_->all_reduce_sum(model_.device_grads(), model_.numel(), 1.0f / float(group_->size()), stream_);
+    for (size_t i = 0; i < regions_.size(); ++i)  // --ep: each region over its replicas, then 1 / (dp * ep)
+      if (region_groups_[i])
+        region_groups_[i]->all_reduce_sum(model_.device_grads() + regions_[i].begin,
+                                          regions_[i].end - regions_[i].begin, 1.0f, stream_);
+    if (!regions_.empty() && cfg_.data_ranks > 1)
+      scale_in_place(model_.device_grads(), model_.numel(), 1.0f / float(cfg_.data_ranks), stream_);
     stream_.synchronize();
     return sum;
   }
@@ -80,7 +112,13 @@ class GpuTrainStep : public train::DeviceStep {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     TREX_CUDA_CHECK(cudaMemcpy(model_.device_grads() + offset, &nan, sizeof nan, cudaMemcpyHostToDevice));
   }
-  double grad_norm() override { return std::sqrt(norm_(model_.device_grads(), stream_)); }
+  double grad_norm() override {
+    if (regions_.empty()) return std::sqrt(norm_(model_.device_grads(), stream_));
+    // each element once over the world: the replicated tensors from this rank, the experts from every ep rank
+    std::vector<double> experts = {(*norm_experts_)(model_.device_grads(), stream_)};
+    if (cfg_.expert_group) cfg_.expert_group->all_reduce_sum(std::span<double>(experts));
+    return std::sqrt((*norm_shared_)(model_.device_grads(), stream_) + experts[0]);
+  }
   double update(double norm, double clip, double lr) override {
     const double scale = train::clip_scale(norm, clip);
     opt_.step(blas_, model_.device_params(), model_.device_grads(), lr, float(scale), model_.device_params_bf16(),
@@ -112,7 +150,7 @@ class GpuTrainStep : public train::DeviceStep {
     const int64_t n = model_.numel();
     const int64_t p = n * 4 + (cfg_.matmul == "bf16" ? n * 2 : 0), g = n * 4,
                   o = (opt_.state_m_size() + opt_.state_v_size()) * 4, a = int64_t(model_.activation_capacity());
-    return {{"rank", 0},          {"device", "cuda"},      {"param_bytes", p},     {"grad_bytes", g},
+    return {{"rank", pg_ ? pg_->rank() : 0}, {"device", "cuda"},      {"param_bytes", p},     {"grad_bytes", g},
             {"optimizer_bytes", o}, {"activation_bytes", a}, {"total_bytes", p + g + o + a}};
   }
 
@@ -128,6 +166,10 @@ class GpuTrainStep : public train::DeviceStep {
   Stream stream_;
   model::ProcessGroup* pg_ = nullptr;  // data parallelism: the ranks (expert loads); null in one process
   std::unique_ptr<DeviceGroup> group_;  // and the gradient all-reduce over them
+  // --ep: the replica regions, a device group for each that has other replicas, the norm's two parts
+  std::vector<train::GradientRegion> regions_;
+  std::vector<std::unique_ptr<DeviceGroup>> region_groups_;
+  std::optional<SquareSum> norm_shared_, norm_experts_;
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ class MpiProcessGroup final : public model::ProcessGroup {
   MPI_Comm comm() const { return comm_; }
 
   void all_reduce_sum(std::span<float> data) override;
-  void all_reduce_sum(std::span<double> data);
+  void all_reduce_sum(std::span<double> data) override;
   void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
                        std::span<const int64_t> recv_counts, int64_t row_len) override;
   void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override;

@@ -14,6 +14,8 @@ class ProcessGroup {
   virtual int size() const = 0;
   // In-place sum over all ranks.
   virtual void all_reduce_sum(std::span<float> data) = 0;
+  // The same in double (partial sums that must not lose precision: a gradient norm's squares).
+  virtual void all_reduce_sum(std::span<double> data) = 0;
   // Variable all-to-all of rows of `row_len` floats: send_counts[r] rows go to rank r (in rank order);
   // recv receives recv_counts[r] rows from rank r. Counts are in rows. Used to dispatch tokens to the rank
   // owning their expert and to combine the results back.
@@ -42,6 +44,7 @@ class SingleProcessGroup final : public ProcessGroup {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void all_reduce_sum(std::span<float>) override {}
+  void all_reduce_sum(std::span<double>) override {}
   void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
                        std::span<const int64_t> recv_counts, int64_t row_len) override;
   void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override;

@@ -18,10 +18,17 @@ const DeviceStepConfig& checked(const DeviceStepConfig& cfg) {
 }  // namespace
 
 CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg)
-    : cfg_(checked(cfg)), model_(cfg.model, cfg.data_group) {  // the group: reduce_gradients, update_gate_bias
+    : cfg_(checked(cfg)),
+      model_(cfg.model, cfg.data_group, cfg.placement) {  // the group: reduce_gradients, update_gate_bias
   if (cfg.matmul == "bf16") bf16_.emplace();  // throws when this CPU lacks AVX512_BF16
+  if (cfg.expert_group) model_.set_expert_group(cfg.expert_group);
   optimizer_ = std::make_unique<Optimizer>(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
                                            int64_t(model_.params().size()), cfg.optimizer);
+  if (cfg.gradient_regions) {
+    regions_ = cfg.gradient_regions(model_.store());
+    updated_shared_ = ranges_in_regions(updated_, regions_, false);
+    updated_experts_ = ranges_in_regions(updated_, regions_, true);
+  }
 }
 
 std::string CpuDeviceStep::describe() const {
@@ -29,14 +36,31 @@ std::string CpuDeviceStep::describe() const {
 }
 
 model::Losses CpuDeviceStep::accumulate(std::span<const model::Batch> micro) {
-  return accumulate_gradients(model_, micro);
+  if (regions_.empty()) return accumulate_gradients(model_, micro);
+  // accumulate_gradients with the reduction per replica region (the experts' replicas are not every rank)
+  model_.zero_grad();
+  model::Losses sum;
+  const double inv = 1.0 / double(micro.size());
+  for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
+  if (micro.size() > 1) model_.scale_grads(float(inv));
+  const std::span<float> g = model_.grads();
+  for (const GradientRegion& r : regions_)
+    if (r.replicas && r.replicas->size() > 1) r.replicas->all_reduce_sum(g.subspan(size_t(r.begin), size_t(r.end - r.begin)));
+  if (cfg_.data_ranks > 1) model_.scale_grads(1.0f / float(cfg_.data_ranks));
+  return sum;
 }
 
 void CpuDeviceStep::poison_gradient(int64_t offset) {
   model_.grads()[size_t(offset)] = std::numeric_limits<float>::quiet_NaN();
 }
 
-double CpuDeviceStep::grad_norm() { return std::sqrt(grad_sq_sum(model_.grads(), updated_)); }
+double CpuDeviceStep::grad_norm() {
+  if (regions_.empty()) return std::sqrt(grad_sq_sum(model_.grads(), updated_));
+  // each element once over the world: the replicated tensors from this rank, the experts from every ep rank
+  std::vector<double> experts = {grad_sq_sum(model_.grads(), updated_experts_)};
+  if (cfg_.expert_group) cfg_.expert_group->all_reduce_sum(std::span<double>(experts));
+  return std::sqrt(grad_sq_sum(model_.grads(), updated_shared_) + experts[0]);
+}
 
 double CpuDeviceStep::update(double norm, double clip, double lr) {
   const double scale = clip_scale(norm, clip);
@@ -60,8 +84,13 @@ void CpuDeviceStep::set_state(std::span<const float> m, std::span<const float> v
 nlohmann::json CpuDeviceStep::memory() const {
   const int64_t p = int64_t(model_.store().params().size()) * 4, g = int64_t(model_.store().grads().size()) * 4,
                 o = int64_t(optimizer_->state_m().size() + optimizer_->state_v().size()) * 4;
-  return {{"rank", 0},          {"device", "cpu"},       {"param_bytes", p},     {"grad_bytes", g},
-          {"optimizer_bytes", o}, {"activation_bytes", 0}, {"total_bytes", p + g + o}};
+  return {{"rank", cfg_.data_group ? cfg_.data_group->rank() : 0},
+          {"device", "cpu"},
+          {"param_bytes", p},
+          {"grad_bytes", g},
+          {"optimizer_bytes", o},
+          {"activation_bytes", 0},
+          {"total_bytes", p + g + o}};
 }
 
 }  // namespace trex::train

@@ -18,8 +18,19 @@
 #include "model/model.hpp"
 #include "model/params.hpp"
 #include "train/optimizer.hpp"
+#include "train/train_step.hpp"
 
 namespace trex::train {
+
+// A contiguous range of the local flat buffers whose tensors share one replica group (dist::ParamRegion without
+// MPI): its gradients are summed over `replicas` (nullptr: this rank holds the only replica). expert_shard: the
+// routed experts of this rank under --ep — each ep rank holds other experts, so the gradient norm adds their
+// squares over the expert group.
+struct GradientRegion {
+  int64_t begin = 0, end = 0;
+  model::ProcessGroup* replicas = nullptr;
+  bool expert_shard = false;
+};
 
 struct DeviceStepConfig {
   model::ModelConfig model;
@@ -30,6 +41,14 @@ struct DeviceStepConfig {
   // Data parallelism (--dp, one replica per rank): the ranks' gradients are averaged in accumulate() and the
   // expert loads summed before the gate-bias update, so every replica takes the same step. nullptr: one process.
   model::ProcessGroup* data_group = nullptr;
+  // Expert parallelism (--ep > 1, one pipeline stage; data_group is then every rank): this rank holds only its
+  // routed experts (placement, dist::make_placement), its routed rows travel among the ep ranks of expert_group,
+  // and the gradient sum of every replica region (gradient_regions, given the local parameter table) is divided by
+  // data_ranks (dp * ep). Empty placement and no regions: the whole model, gradients averaged over data_group.
+  model::ParamPlacement placement;
+  model::ProcessGroup* expert_group = nullptr;
+  std::function<std::vector<GradientRegion>(const model::ParamStore&)> gradient_regions;
+  int data_ranks = 1;
 };
 
 class DeviceStep {
@@ -62,8 +81,9 @@ class DeviceStep {
 
   virtual int64_t optimizer_steps() const = 0;
   virtual void set_optimizer_steps(int64_t t) = 0;
-  // The optimizer moments in the checkpoint layout (one flat buffer per moment over the whole parameter table,
-  // zeros where a tensor keeps no such state: what ShardedOptimizer::gather_canonical gives in one process).
+  // The optimizer moments in the layout of host()'s parameter table (one flat buffer per moment, zeros where a
+  // tensor keeps no such state): the checkpoint layout in one process (what ShardedOptimizer::gather_canonical
+  // gives there); under --ep this rank's tensors, which the trainer gathers into the checkpoint.
   virtual void get_state(std::vector<float>& m, std::vector<float>& v) = 0;
   virtual void set_state(std::span<const float> m, std::span<const float> v) = 0;
 
@@ -71,6 +91,10 @@ class DeviceStep {
   // "total_bytes"} (report_memory's fields, with the device's activation arena).
   virtual nlohmann::json memory() const = 0;
 };
+
+// The ranges of `ranges` (whole tensors) that lie in regions whose expert_shard equals `expert_shard`: the gradient
+// norm's two parts under expert parallelism (this rank's experts; everything replicated on every rank).
+TensorRanges ranges_in_regions(const TensorRanges& ranges, std::span<const GradientRegion> regions, bool expert_shard);
 
 // Makes the step of a device; set by the front end that links the device (the trex executable in CUDA builds).
 using DeviceStepFactory = std::function<std::unique_ptr<DeviceStep>(const DeviceStepConfig&)>;

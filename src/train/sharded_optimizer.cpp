@@ -156,33 +156,47 @@ ShardedOptimizer::Canonical ShardedOptimizer::gather_canonical(const model::Para
         }
     return out;
   }
-  // Each rank sends the tensors of its shards (every tensor has exactly one such owner): canonical index,
-  // then weights, m and v per tensor (zeros for state the tensor does not keep); and every hash table it holds
-  // (replicas are identical).
-  std::vector<int64_t> index, int_index, ints;
-  std::vector<float> floats;
+  // Each rank sends the tensors of its shards (every tensor has exactly one such owner) with their moments (zeros
+  // for state the tensor does not keep), and every hash table it holds (replicas are identical).
+  CanonicalPieces pieces;
   auto params = store.params();
   for (const Part& p : parts_)
     for (const auto& o : p.owned) {
-      index.push_back(o.canonical_index);
-      floats.insert(floats.end(), params.begin() + o.local, params.begin() + o.local + o.numel);
-      for (int which : {0, 1}) {
-        const auto state = std::as_const(*p.opt).moment(o.tensor, which);
-        if (state.empty())
-          floats.insert(floats.end(), size_t(o.numel), 0.0f);
-        else
-          floats.insert(floats.end(), state.begin(), state.end());
-      }
+      const auto m = std::as_const(*p.opt).moment(o.tensor, 0), v = std::as_const(*p.opt).moment(o.tensor, 1);
+      pieces.add_tensor(o.canonical_index, params.data() + o.local, m.empty() ? nullptr : m.data(),
+                        v.empty() ? nullptr : v.data(), o.numel);
     }
+  pieces.add_int_tables(store);
+  return assemble_canonical(pieces, cfg, world_, root);
+}
+
+void CanonicalPieces::add_tensor(int64_t canonical_index, const float* w, const float* m, const float* v,
+                                 int64_t numel) {
+  index.push_back(canonical_index);
+  floats.insert(floats.end(), w, w + numel);
+  for (const float* state : {m, v})
+    if (state)
+      floats.insert(floats.end(), state, state + numel);
+    else
+      floats.insert(floats.end(), size_t(numel), 0.0f);
+}
+
+void CanonicalPieces::add_int_tables(const model::ParamStore& store) {
   for (const auto& p : store.int_table()) {
     int_index.push_back(p.canonical_index);
     ints.insert(ints.end(), store.int_params().begin() + p.offset, store.int_params().begin() + p.offset + p.numel);
   }
-  const auto all_index = gather_pieces(index, world_, root, MPI_INT64_T);
-  const auto all_floats = gather_pieces(floats, world_, root, MPI_FLOAT);
-  const auto all_int_index = gather_pieces(int_index, world_, root, MPI_INT64_T);
-  const auto all_ints = gather_pieces(ints, world_, root, MPI_INT64_T);
-  if (world_ && world_->rank() != root) return out;
+}
+
+ShardedOptimizer::Canonical assemble_canonical(const CanonicalPieces& mine, const model::ModelConfig& cfg,
+                                               dist::MpiProcessGroup* world, int root) {
+  ShardedOptimizer::Canonical out;
+  if (world && world->size() == 1) world = nullptr;
+  const auto all_index = gather_pieces(mine.index, world, root, MPI_INT64_T);
+  const auto all_floats = gather_pieces(mine.floats, world, root, MPI_FLOAT);
+  const auto all_int_index = gather_pieces(mine.int_index, world, root, MPI_INT64_T);
+  const auto all_ints = gather_pieces(mine.ints, world, root, MPI_INT64_T);
+  if (world && world->rank() != root) return out;
   out.store = std::make_unique<model::ParamStore>(cfg, model::ParamPlacement{}, /*with_grads=*/false);
   const auto& table = out.store->canonical_table();
   out.m.assign(size_t(out.store->canonical_numel()), 0.0f);

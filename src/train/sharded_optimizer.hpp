@@ -78,6 +78,21 @@ class ShardedOptimizer {
   double gather_seconds_ = 0;
 };
 
+// One rank's share of a canonical checkpoint: tensors by canonical index, each with its weights and moments (zeros
+// for state the tensor does not keep), and the hash tables it holds. Every tensor must come from exactly one rank
+// of the world; hash tables may come from several (replicas are identical).
+struct CanonicalPieces {
+  std::vector<int64_t> index, int_index, ints;
+  std::vector<float> floats;  // per tensor: weights, m, v (numel each)
+  void add_tensor(int64_t canonical_index, const float* w, const float* m, const float* v, int64_t numel);
+  void add_int_tables(const model::ParamStore& store);
+};
+// Gathers every rank's pieces on root and assembles the full weights and moments there (collective over world;
+// nullptr or one rank: the pieces are the whole model). gather_canonical's second half, and the device path's
+// under --ep (the trainer).
+ShardedOptimizer::Canonical assemble_canonical(const CanonicalPieces& mine, const model::ModelConfig& cfg,
+                                               dist::MpiProcessGroup* world, int root);
+
 // Bytes each rank holds in parameters, gradients and optimizer state (all-gathered over the world, nullptr: one
 // process). Rank 0 prints one line per rank to stderr prefixed by `who`. Returns, on every rank, the array of
 // {"rank", "param_bytes", "grad_bytes", "optimizer_bytes", "total_bytes"}.

@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -154,14 +157,53 @@ void validate_options(const TrainOptions& o) {
                             "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
   parse_optimizer(o.optimizer);
   if (o.matmul != "fp32" && o.matmul != "bf16") throw Error("--matmul must be fp32 or bf16, not '" + o.matmul + "'");
-  if (o.device_step && o.ep * o.pp > 1)
-    throw Error(fmt::format("--device cuda runs data parallelism only (--dp, a whole replica per rank): --ep {} --pp "
-                            "{} on GPUs is not implemented yet (docs/cuda.md)", o.ep, o.pp));
+  if (o.device_step && o.pp > 1)
+    throw Error(fmt::format("--device cuda runs data and expert parallelism (--dp, --ep): --pp {} on GPUs is not "
+                            "implemented yet (docs/cuda.md)", o.pp));
   if (o.matmul == "bf16" && !o.device_step && !nn::bf16_matmul_supported())
     throw Error("--matmul bf16: this CPU lacks AVX512_BF16 (use --matmul fp32)");
 }
 
 static json train_impl(const TrainOptions& opt, Distributed* D);
+
+namespace {
+
+// Every rank's device memory record (collective over world): under --ep the ranks hold different tensors.
+json device_memory_per_rank(const DeviceStep& dev, dist::MpiProcessGroup& world) {
+  static constexpr const char* kFields[] = {"param_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes",
+                                            "total_bytes"};
+  constexpr size_t nf = std::size(kFields);
+  const json mine = dev.memory();
+  std::vector<double> all(nf * size_t(world.size()), 0.0);
+  for (size_t f = 0; f < nf; ++f) all[nf * size_t(world.rank()) + f] = mine.at(kFields[f]).get<double>();
+  world.all_reduce_sum(std::span<double>(all));
+  json out = json::array();
+  for (int r = 0; r < world.size(); ++r) {
+    json rec = {{"rank", r}, {"device", mine.at("device")}};
+    for (size_t f = 0; f < nf; ++f) rec[kFields[f]] = int64_t(all[nf * size_t(r) + f]);
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+// This rank's share of a checkpoint from a device step under --ep: the tensors of every replica region it holds the
+// first replica of (rank 0 of the region's group; every rank for a region without other replicas), with their
+// moments (m, v in host()'s layout), and its hash tables.
+CanonicalPieces device_checkpoint_pieces(const model::ParamStore& store, const std::vector<float>& m,
+                                         const std::vector<float>& v, const std::vector<dist::ParamRegion>& regions) {
+  CanonicalPieces pieces;
+  for (const dist::ParamRegion& r : regions) {
+    if (r.group && r.group->rank() != 0) continue;
+    for (const model::ParamInfo& t : store.table())
+      if (t.offset >= r.begin && t.offset < r.end)
+        pieces.add_tensor(t.canonical_index, store.params().data() + t.offset, m.data() + t.offset,
+                          v.data() + t.offset, t.numel);
+  }
+  pieces.add_int_tables(store);
+  return pieces;
+}
+
+}  // namespace
 
 json train(const TrainOptions& opt) {
   validate_options(opt);
@@ -257,8 +299,25 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   std::unique_ptr<DeviceStep> dev;
   std::optional<model::Model> cpu_model;
   if (o.device_step) {
-    dev = o.device_step(
-        DeviceStepConfig{cfg, ocfg, o.freeze_router, o.indexer_warmup, o.matmul, D ? D->data.get() : nullptr});
+    DeviceStepConfig dc;
+    dc.model = cfg;
+    dc.optimizer = ocfg;
+    dc.freeze_router = o.freeze_router;
+    dc.indexer_only = o.indexer_warmup;
+    dc.matmul = o.matmul;
+    dc.data_group = D ? D->data.get() : nullptr;
+    if (D && o.ep > 1) {  // this rank's experts only; each replica region averaged over its own replicas
+      dc.placement = dist::make_placement(cfg, D->layout, D->coords, stage_plan);
+      dc.expert_group = D->experts.get();
+      dc.data_ranks = D->data_ranks;
+      dc.gradient_regions = [replicas = D->replicas.get()](const model::ParamStore& st) {
+        std::vector<GradientRegion> out;
+        for (const dist::ParamRegion& r : replicas->regions(st))
+          out.push_back({r.begin, r.end, r.group, r.id == dist::kExpertGroup});
+        return out;
+      };
+    }
+    dev = o.device_step(dc);
   } else {
     cpu_model.emplace(cfg, D ? D->data.get() : nullptr,  // routing statistics summed over the data ranks
                       D ? dist::make_placement(cfg, D->layout, D->coords, stage_plan) : model::ParamPlacement{});
@@ -320,8 +379,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // ZeRO-1 under MPI: each rank keeps optimizer state for its shard of every replica region (sharded_optimizer.hpp).
   std::optional<ShardedOptimizer> optimizer;
   json memory;
-  if (dev) {  // every rank holds the same replica: one record stands for each
-    memory = json::array({dev->memory()});
+  if (dev) {  // every rank holds the same replica: one record stands for each; under --ep each rank's own
+    memory = D && o.ep > 1 ? device_memory_per_rank(*dev, *D->data) : json::array({dev->memory()});
     if (lead)
       std::fprintf(stderr, "trex train: %s holds %.2f MiB (parameters %.2f + gradients %.2f + optimizer state %.2f + "
                    "activations %.2f)\n", dev->describe().c_str(), memory[0]["total_bytes"].get<double>() / 1048576.0,
@@ -348,6 +407,15 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     if (dev) {
       std::vector<float> m(size_t(store.canonical_numel())), v(m.size());
       load_optimizer_state(*resume_dir, m, v);
+      if (store.sharded()) {  // --ep: this rank's tensors of the canonical moments
+        std::vector<float> lm(store.params().size()), lv(lm.size());
+        for (const model::ParamInfo& t : store.table()) {
+          std::copy_n(m.begin() + t.canonical_offset, t.numel, lm.begin() + t.offset);
+          std::copy_n(v.begin() + t.canonical_offset, t.numel, lv.begin() + t.offset);
+        }
+        m = std::move(lm);
+        v = std::move(lv);
+      }
       dev->set_state(m, v);
       dev->set_optimizer_steps(t);
     } else {
@@ -414,7 +482,12 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0. On a
     // device: its weights into the host copy and its moments in the canonical layout.
     ShardedOptimizer::Canonical canon;
-    if (dev) {
+    if (dev && D && o.ep > 1) {  // each rank holds its experts: every rank's share travels to the writer
+      dev->download();
+      std::vector<float> m, v;
+      dev->get_state(m, v);
+      canon = assemble_canonical(device_checkpoint_pieces(store, m, v, regions), cfg, D->data.get(), 0);
+    } else if (dev) {
       if (lead) {  // every rank holds the whole replica: the writer's is the checkpoint
         dev->download();
         dev->get_state(canon.m, canon.v);
@@ -492,8 +565,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       dist::GradSyncStats st;
       Timer dev_t;
       if (dev) {
-        // A replica per rank on its device: the micro-batches, then the gradients averaged over the ranks (staged
-        // through the host, not overlapped: counted as compute).
+        // A replica (under --ep: its experts) per rank on its device: the micro-batches, then the gradients
+        // averaged over the ranks (staged through the host, not overlapped: counted as compute).
         sum = dev->accumulate(parts);
         compute_s = dev_t.seconds();
       } else {

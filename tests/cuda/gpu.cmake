@@ -16,7 +16,7 @@ else()
   if(TARGET trex_model)  # the optimizer's slots of a model (train_step.cpp) and the CPU device step (the GPU
     # train step's oracle), for the GPU model's checks
     target_sources(trex_cpu_optimizer PRIVATE ${PROJECT_SOURCE_DIR}/src/train/train_step.cpp
-                   ${PROJECT_SOURCE_DIR}/src/train/cpu_device_step.cpp)
+                   ${PROJECT_SOURCE_DIR}/src/train/cpu_device_step.cpp ${PROJECT_SOURCE_DIR}/src/train/device_step.cpp)
     target_link_libraries(trex_cpu_optimizer PUBLIC trex_model)
   endif()
   target_include_directories(trex_cpu_optimizer PUBLIC ${PROJECT_SOURCE_DIR}/src)

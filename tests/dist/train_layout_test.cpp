@@ -139,6 +139,56 @@ TEST_F(TrainLayout, DataParallelDeviceBranchMatchesOneProcess) {
   expect_same_curve(c, 3, d);
 }
 
+// The device branch under expert parallelism (--ep 2 with the CPU device step, the branch `--device cuda --ep 2`
+// takes: each rank holds its own routed experts, the replica regions' gradients summed over their replicas, the
+// norm adding the experts' squares over the expert group), clipped at every step so that a wrong norm changes the
+// curve: against one process and the CPU's expert-parallel run. Its checkpoint (gathered from both ranks) resumes
+// in one process, and a one-process checkpoint resumes in it (each rank takes its share of the weights and moments).
+TEST_F(TrainLayout, ExpertParallelDeviceBranchMatchesOneProcess) {
+  const std::string clipped = " --clip 0.05 --save-every 3";
+  auto one = sh(0, train("one", 6) + clipped, dir, "one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  auto ep = sh(2, train("ep", 6) + clipped + " --ep 2", dir, "ep");
+  ASSERT_EQ(ep.status, 0) << ep.output;
+  auto dev = sh(2, train("dev", 6) + clipped + " --ep 2 --test-cpu-device-step", dir, "dev");
+  ASSERT_EQ(dev.status, 0) << dev.output;
+  const auto a = losses(dir / "one" / "metrics.jsonl"), b = losses(dir / "ep" / "metrics.jsonl"),
+             c = losses(dir / "dev" / "metrics.jsonl");
+  ASSERT_EQ(c.size(), 6u);
+  expect_same_curve(a, 0, c);
+  expect_same_curve(b, 0, c);
+  const auto first_one = first_record(dir / "one" / "metrics.jsonl"), first_dev = first_record(dir / "dev" / "metrics.jsonl");
+  EXPECT_EQ(first_dev.at("layout"), "dp1 ep2 pp1");
+  // the same gradient before any step: the norm counts every expert once
+  EXPECT_NEAR(first_dev.at("grad_norm").get<double>(), first_one.at("grad_norm").get<double>(),
+              1e-5 * first_one.at("grad_norm").get<double>());
+  EXPECT_LT(first_dev.at("clip_scale").get<double>(), 1.0);  // clipped: the norm shapes the step
+  // each rank's own record, each holding fewer parameters than the whole model
+  const auto& mem = first_dev.at("memory_per_rank");
+  ASSERT_EQ(mem.size(), 2u);
+  for (const auto& r : mem)
+    EXPECT_LT(r.at("param_bytes").get<int64_t>(), first_one.at("memory_per_rank")[0].at("param_bytes").get<int64_t>())
+        << r.dump();
+  // the device branch's step-3 checkpoint, resumed in one process, continues its curve
+  fs::create_directories(dir / "resume");
+  fs::copy(dir / "dev" / "step-00000003", dir / "resume" / "step-00000003", fs::copy_options::recursive);
+  trex::write_file_atomic(dir / "resume" / "latest", "step-00000003\n");
+  auto res = sh(0, train("resume", 6) + clipped + " --resume", dir, "resume");
+  ASSERT_EQ(res.status, 0) << res.output;
+  const auto d = losses(dir / "resume" / "metrics.jsonl");
+  ASSERT_EQ(d.size(), 3u);
+  expect_same_curve(c, 3, d);
+  // and the one-process step-3 checkpoint, resumed by the device branch under --ep 2, continues the one-process curve
+  fs::create_directories(dir / "resume_ep");
+  fs::copy(dir / "one" / "step-00000003", dir / "resume_ep" / "step-00000003", fs::copy_options::recursive);
+  trex::write_file_atomic(dir / "resume_ep" / "latest", "step-00000003\n");
+  auto res_ep = sh(2, train("resume_ep", 6) + clipped + " --ep 2 --test-cpu-device-step --resume", dir, "resume_ep");
+  ASSERT_EQ(res_ep.status, 0) << res_ep.output;
+  const auto e = losses(dir / "resume_ep" / "metrics.jsonl");
+  ASSERT_EQ(e.size(), 3u);
+  expect_same_curve(a, 3, e);
+}
+
 TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess) {
   // Two stages, 1F1B over the 2 micro-batches of each step (--grad-accum 2), against one process accumulating
   // the same micro-batches; the pipeline's step-4 checkpoint resumes in one process.

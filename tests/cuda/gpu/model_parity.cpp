@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
 #include <utility>
 
 #include "cuda/device_optimizer.hpp"
@@ -17,6 +21,7 @@
 #include "cuda/stream.hpp"
 #include "model/decode.hpp"
 #include "model/model.hpp"
+#include "model/process_group.hpp"
 #include "nn/gemm_bf16.hpp"
 #include "train/cpu_device_step.hpp"
 #include "train/train_step.hpp"
@@ -519,6 +524,258 @@ DecodeParity compare_decode(const model::ModelConfig& cfg, GemmType type, uint64
   r.slot_reused = seqs[d].slot == freed;
   step({{d, w + 7}});
   for (int i = 0; i < 6; ++i) step({{a, 1}, {d, 1}, {c, 1}});
+  return r;
+}
+
+// ---------------------------------------------------------------- expert parallelism in one process
+namespace {
+
+// The meeting point of the threads standing for ranks: every collective posts each rank's buffers, waits for all,
+// reads what is addressed to it, and waits again (no rank reuses a buffer that another still reads). A rank that
+// fails aborts the group, and a wait that lasts too long throws: a rank calling fewer collectives than the others
+// fails the test instead of hanging it.
+class Rendezvous {
+ public:
+  struct Post {
+    const void* data = nullptr;
+    const int64_t* counts = nullptr;
+    size_t n = 0;
+  };
+  explicit Rendezvous(int ranks) : posts_(size_t(ranks)) {}
+  int size() const { return int(posts_.size()); }
+  // Written by its rank before arrive(), read by the others after it (the mutex orders the two).
+  Post& post(int rank) { return posts_[size_t(rank)]; }
+  void arrive() {
+    std::unique_lock<std::mutex> lock(m_);
+    if (aborted_) throw Error("expert-parallel test group: another rank failed");
+    const uint64_t generation = generation_;
+    if (++waiting_ == size()) {
+      waiting_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait_for(lock, std::chrono::seconds(300), [&] { return generation_ != generation || aborted_; });
+    if (generation_ != generation) return;
+    aborted_ = true;
+    cv_.notify_all();
+    throw Error("expert-parallel test group: a collective timed out or another rank failed");
+  }
+  void abort() {
+    std::lock_guard<std::mutex> lock(m_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int waiting_ = 0;
+  uint64_t generation_ = 0;
+  bool aborted_ = false;
+  std::vector<Post> posts_;
+};
+
+// One rank of a Rendezvous: model::ProcessGroup's collectives, MPI's semantics (sums in rank order).
+class ThreadRankGroup final : public model::ProcessGroup {
+ public:
+  ThreadRankGroup(Rendezvous& rv, int rank) : rv_(rv), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return rv_.size(); }
+  void all_reduce_sum(std::span<float> data) override { reduce(data); }
+  void all_reduce_sum(std::span<double> data) override { reduce(data); }
+  void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
+                       std::span<const int64_t> recv_counts, int64_t row_len) override {
+    rv_.post(rank_) = {send, send_counts.data(), send_counts.size()};
+    rv_.arrive();
+    int64_t at = 0;
+    for (int r = 0; r < size(); ++r) {
+      const Rendezvous::Post& p = rv_.post(r);
+      int64_t from = 0;  // rank r's rows for ranks before this one come first in its send buffer
+      for (int q = 0; q < rank_; ++q) from += p.counts[q];
+      if (p.counts[rank_] != recv_counts[size_t(r)])
+        throw Error("expert-parallel test group: rank " + std::to_string(r) + " sends " +
+                    std::to_string(p.counts[rank_]) + " rows, rank " + std::to_string(rank_) + " expects " +
+                    std::to_string(recv_counts[size_t(r)]));
+      std::memcpy(recv + at * row_len, static_cast<const float*>(p.data) + from * row_len,
+                  sizeof(float) * size_t(recv_counts[size_t(r)] * row_len));
+      at += recv_counts[size_t(r)];
+    }
+    rv_.arrive();
+  }
+  void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override {
+    rv_.post(rank_) = {send_counts.data(), send_counts.data(), send_counts.size()};
+    rv_.arrive();
+    const size_t k = send_counts.size() / size_t(size());
+    for (int r = 0; r < size(); ++r)
+      for (size_t j = 0; j < k; ++j) recv_counts[size_t(r) * k + j] = rv_.post(r).counts[size_t(rank_) * k + j];
+    rv_.arrive();
+  }
+
+ private:
+  template <class T>
+  void reduce(std::span<T> data) {
+    rv_.post(rank_) = {data.data(), nullptr, data.size()};
+    rv_.arrive();
+    std::vector<T> sum(data.size(), T(0));
+    for (int r = 0; r < size(); ++r) {
+      const T* x = static_cast<const T*>(rv_.post(r).data);
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += x[i];
+    }
+    rv_.arrive();
+    std::copy(sum.begin(), sum.end(), data.begin());
+  }
+
+  Rendezvous& rv_;
+  int rank_;
+};
+
+// The routed expert a tensor belongs to (-1: none), from its name "....ffn.experts.<e>.<w>.weight".
+int64_t routed_expert_of(const std::string& name) {
+  const auto at = name.find(".ffn.experts.");
+  if (at == std::string::npos) return -1;
+  const size_t first = at + 13;
+  return std::stoll(name.substr(first, name.find('.', first) - first));
+}
+
+// dist::make_placement's expert-parallel placement without pipeline stages (dist/ is not in every build of these
+// checks): the replicated tensors in group 0, rank r's routed experts [r E/n, (r+1) E/n) in group 1.
+model::ParamPlacement expert_placement(const model::ModelConfig& cfg, int ranks, int rank) {
+  const int64_t per_rank = cfg.n_routed_experts / ranks;
+  return [=](const std::string& name) {
+    const int64_t e = routed_expert_of(name);
+    return e < 0 ? 0 : e / per_rank == rank ? 1 : -1;
+  };
+}
+
+struct RankResult {
+  model::Losses losses;
+  std::vector<std::vector<int64_t>> loads;  // per MoE block
+  std::vector<float> grads;                 // host().table()'s layout
+};
+
+RankResult step_result(Model& m, const model::Losses& L) {
+  RankResult r;
+  r.losses = L;
+  for (int64_t b = 0; b < m.n_moe_blocks(); ++b) {
+    const auto ld = m.expert_load(b);
+    r.loads.emplace_back(ld.begin(), ld.end());
+  }
+  return r;
+}
+
+}  // namespace
+
+bool ExpertParallelParity::ok() const {
+  return error.empty() && tensors > 0 && shards_hold_own_experts && load_mismatches == 0 &&
+         worst_loss_rel <= loss_bound && worst_grad_rel <= grad_bound;
+}
+
+std::string ExpertParallelParity::str() const {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "expert parallel (%d ranks) %s | worst loss rel %.2e (bound %.0e), worst grad rel %.2e in %s (bound "
+                "%.0e; %lld tensors), load mismatches %lld, shards hold their own experts %s%s%s",
+                ranks, ok() ? "ok" : "FAILED", worst_loss_rel, loss_bound, worst_grad_rel, worst_grad_tensor.c_str(),
+                grad_bound, (long long)tensors, (long long)load_mismatches, shards_hold_own_experts ? "yes" : "NO",
+                error.empty() ? "" : " | error: ", error.c_str());
+  return buf;
+}
+
+ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, GemmType type, int ranks, uint64_t seed,
+                                             int64_t T) {
+  ExpertParallelParity r;
+  r.ranks = ranks;
+  r.loss_bound = loss_bound(type);
+  r.grad_bound = grad_bound(type);
+  const BatchData data = make_batch(cfg, seed + 1, ranks, T);
+  auto row = [&](int i) {
+    return model::Batch{1, T, data.tokens.data() + size_t(i) * size_t(T), data.docs.data() + size_t(i) * size_t(T),
+                        nullptr};
+  };
+  ModelOptions base = gpu_options(type);
+  base.activation_bytes = size_t(1) << 30;  // one row of the tiny preset
+
+  // the oracle: one process, the rows one after the other
+  Model one(cfg, base);
+  model::init_params(one.host(), cfg, seed);
+  one.upload();
+  std::vector<RankResult> ref;
+  for (int i = 0; i < ranks; ++i) ref.push_back(step_result(one, one.forward_backward(row(i))));
+  std::vector<float> g_one(size_t(one.numel()));
+  one.download_grads(g_one);
+
+  // the ranks, one thread each
+  Rendezvous rv(ranks);
+  std::vector<std::unique_ptr<ThreadRankGroup>> groups;
+  std::vector<std::unique_ptr<Model>> shards(static_cast<size_t>(ranks));
+  std::vector<RankResult> got(static_cast<size_t>(ranks));
+  std::vector<std::string> errors(static_cast<size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) groups.push_back(std::make_unique<ThreadRankGroup>(rv, i));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ranks; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        ModelOptions o = base;
+        o.placement = expert_placement(cfg, ranks, i);
+        o.expert_group = groups[size_t(i)].get();
+        auto m = std::make_unique<Model>(cfg, o);
+        model::init_params(m->host(), cfg, seed);  // the canonical streams: the one-process values of its tensors
+        m->upload();
+        got[size_t(i)] = step_result(*m, m->forward_backward(row(i)));
+        got[size_t(i)].grads.resize(size_t(m->numel()));
+        m->download_grads(got[size_t(i)].grads);
+        shards[size_t(i)] = std::move(m);
+      } catch (const std::exception& e) {
+        errors[size_t(i)] = "rank " + std::to_string(i) + ": " + e.what();
+        rv.abort();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) r.error += (r.error.empty() ? "" : "; ") + e;
+  if (!r.error.empty()) return r;
+
+  const int64_t per_rank = cfg.n_routed_experts / ranks;
+  r.shards_hold_own_experts = true;
+  for (int i = 0; i < ranks; ++i) {
+    const model::ParamStore& st = shards[size_t(i)]->host();
+    for (const auto& p : st.canonical_table()) {
+      const int64_t e = routed_expert_of(p.name);
+      const bool own = e < 0 || e / per_rank == i;
+      if ((st.find(p.name) >= 0) != own) r.shards_hold_own_experts = false;
+    }
+  }
+  for (int i = 0; i < ranks; ++i) {
+    const model::Losses &a = got[size_t(i)].losses, &b = ref[size_t(i)].losses;
+    for (const double e : {rel(a.ce, b.ce), rel(a.mtp, b.mtp), rel(a.balance, b.balance), rel(a.indexer, b.indexer)})
+      r.worst_loss_rel = std::max(r.worst_loss_rel, std::isnan(e) ? INFINITY : e);
+    for (size_t blk = 0; blk < ref[size_t(i)].loads.size(); ++blk)
+      if (got[size_t(i)].loads.at(blk) != ref[size_t(i)].loads[blk]) ++r.load_mismatches;
+  }
+  for (const auto& p : one.host().table()) {
+    if (!p.trainable) continue;
+    const int64_t e = routed_expert_of(p.name);
+    std::vector<const float*> parts;  // the expert's owner alone, or every rank's replica
+    for (int i = 0; i < ranks; ++i) {
+      const int64_t off = shards[size_t(i)]->host().find(p.name);  // (-1: a wrong shard, failed above)
+      if ((e < 0 || e / per_rank == i) && off >= 0) parts.push_back(got[size_t(i)].grads.data() + off);
+    }
+    double diff = 0, norm = 0;
+    for (int64_t j = 0; j < p.numel; ++j) {
+      double g = 0;
+      for (const float* part : parts) g += part[j];
+      const double ref_g = g_one[size_t(p.offset + j)];
+      diff += (g - ref_g) * (g - ref_g);
+      norm += ref_g * ref_g;
+    }
+    const double err = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    ++r.tensors;
+    if (!(err <= r.worst_grad_rel)) {  // NaN lands here too
+      r.worst_grad_rel = std::isnan(err) ? INFINITY : err;
+      r.worst_grad_tensor = p.name;
+    }
+  }
   return r;
 }
 

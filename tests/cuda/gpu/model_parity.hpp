@@ -72,6 +72,25 @@ TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type
                                     int64_t steps, int64_t accum, double clip, double lr, uint64_t seed, int64_t B,
                                     int64_t T);
 
+// Expert parallelism of the GPU model (ModelOptions::placement, expert_group) without MPI: `ranks` GPU models on
+// one device, each in a thread of its own and holding only its routed experts, their collectives met in shared
+// memory; rank r runs row r of a seeded batch. The one-process GPU model running the same rows one after the
+// other (its gradients accumulated) is the oracle: each rank's losses and expert loads are those of its row; the
+// sum over the ranks of a replicated tensor's gradient, and the owner's gradient of a routed expert, are the
+// one-process gradient (the same sums in another order).
+struct ExpertParallelParity {
+  int ranks = 0;
+  double worst_loss_rel = 0, worst_grad_rel = 0, loss_bound = 0, grad_bound = 0;
+  std::string worst_grad_tensor;
+  int64_t tensors = 0, load_mismatches = 0;
+  bool shards_hold_own_experts = false;  // every rank's store: the replicated tensors and exactly its E/ranks experts
+  std::string error;                     // what a rank threw (empty: none)
+  bool ok() const;
+  std::string str() const;
+};
+ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, GemmType type, int ranks, uint64_t seed,
+                                             int64_t T);
+
 // The GPU decoder (cuda::Decoder) against the CPU's model::Decoder on the same parameters (sinks, mHC bases and gate
 // biases perturbed so that every path is live): a prompt longer than the window, the compressor rings and a
 // step's rows (so chunked), ragged steps of several sequences, batched single tokens, a sequence closed and its

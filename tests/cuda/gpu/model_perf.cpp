@@ -3,7 +3,8 @@
 //   --parity  the tiny preset against the CPU model (model_parity.hpp): one step fp32 (and bf16 where the CPU has
 //             AVX512_BF16), 20 AdamW steps fp32 with a resume across devices at step 10, and the trainer's device
 //             step (6 Muon steps of 2 micro-batches, clipped) against the CPU's, and the GPU decoder against the
-//             CPU decoder (every position's logits of chunked prompts, ragged and batched steps, a reused slot)
+//             CPU decoder (every position's logits of chunked prompts, ragged and batched steps, a reused slot),
+//             and expert parallelism over 2 ranks as threads against the one-process GPU model
 //   --bench   the ~1B V4-style MoE preset below in bf16 on one GPU: forward + backward + AdamW per step, tokens/s,
 //             model TFLOP/s by the CPU report's formula (model_info.hpp flops_per_token: train = 3 x forward,
 //             forward = 2 N_mm + attention + indexer, MTP included) and MFU against 989 TFLOP/s (H100/H200 dense
@@ -79,7 +80,12 @@ bool run_parity(const Out& out) {
   std::printf("decoder fp32 %s\n", dp.str().c_str());
   out.line(std::string("{\"check\":\"decode\",\"ok\":") + (dp.ok() ? "true" : "false") + ",\"positions\":" +
            std::to_string(dp.positions) + ",\"worst_rel\":" + std::to_string(dp.worst_rel) + "}");
-  return ok && c.ok() && t.ok() && dp.ok();
+  const ExpertParallelParity ep = compare_expert_parallel(tiny, GemmType::fp32, 2, 41, 64);
+  std::printf("expert parallel fp32 %s\n", ep.str().c_str());
+  out.line(std::string("{\"check\":\"expert_parallel\",\"ok\":") + (ep.ok() ? "true" : "false") + ",\"ranks\":" +
+           std::to_string(ep.ranks) + ",\"worst_loss_rel\":" + std::to_string(ep.worst_loss_rel) +
+           ",\"worst_grad_rel\":" + std::to_string(ep.worst_grad_rel) + "}");
+  return ok && c.ok() && t.ok() && dp.ok() && ep.ok();
 }
 
 bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {

@@ -1,17 +1,22 @@
 // gpu-labelled: the GPU model against the CPU model on the tiny preset (model_parity.hpp): one step's losses and
 // gradients, fp32 and bf16 products; 20 training steps' loss curves (AdamW, Muon) with a resume across devices;
 // the trainer's device step (gradient accumulation, clipped norm, state in the checkpoint layout) against the CPU's;
-// the GPU decoder against the CPU decoder.
+// the GPU decoder against the CPU decoder; expert parallelism (ranks as threads) against one process, and the
+// placements and expert groups the GPU model refuses.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "gpu_test.hpp"
 #include "model/config.hpp"
 #include "model_parity.hpp"
+#include "cuda/gpu_decode.hpp"
 #include "cuda/gpu_model.hpp"
 #include "model/model.hpp"
+#include "model/process_group.hpp"
 #include "nn/gemm_bf16.hpp"
 #include "util/error.hpp"
 
@@ -73,6 +78,97 @@ TEST(CudaModel, TrainerDeviceStepFollowsTheCpuStepMuon) {
                                                 train::OptimizerKind::Muon, 6, 2, 0.05, 1e-3, 22, 2, 64);
   EXPECT_TRUE(r.ok()) << r.str();
   std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, ExpertParallelRanksFollowOneProcess) {
+  TREX_REQUIRE_GPU();
+  for (const int ranks : {2, 4}) {  // the tiny preset's 8 experts: 4 or 2 per rank
+    const ExpertParallelParity r =
+        compare_expert_parallel(model::ModelConfig::preset("tiny"), GemmType::fp32, ranks, 41, 64);
+    EXPECT_TRUE(r.ok()) << r.str();
+    std::printf("%s\n", r.str().c_str());
+  }
+}
+
+namespace {
+// A group that only answers rank and size: the constructor must refuse before any collective.
+class SizeOnlyGroup final : public model::ProcessGroup {
+ public:
+  SizeOnlyGroup(int rank, int size) : rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void all_reduce_sum(std::span<float>) override { fail(); }
+  void all_reduce_sum(std::span<double>) override { fail(); }
+  void all_to_all_rows(const float*, std::span<const int64_t>, float*, std::span<const int64_t>, int64_t) override {
+    fail();
+  }
+  void all_to_all_counts(std::span<const int64_t>, std::span<int64_t>) override { fail(); }
+
+ private:
+  [[noreturn]] static void fail() { throw Error("SizeOnlyGroup: no collectives expected"); }
+  int rank_, size_;
+};
+
+std::string construction_error(const model::ModelConfig& cfg, const ModelOptions& o) {
+  try {
+    Model m(cfg, o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(CudaModel, RefusesPipelineStagesAndMismatchedExpertGroups) {
+  TREX_REQUIRE_GPU();
+  const model::ModelConfig cfg = model::ModelConfig::preset("tiny");  // 8 routed experts
+  auto own_experts = [](int rank, int per_rank) -> model::ParamPlacement {
+    return [=](const std::string& name) {
+      const auto at = name.find(".ffn.experts.");
+      if (at == std::string::npos) return 0;
+      return std::stoi(name.substr(at + 13)) / per_rank == rank ? 1 : -1;
+    };
+  };
+  ModelOptions o;
+  o.activation_bytes = size_t(64) << 20;
+  {  // a pipeline stage: the head on another rank
+    ModelOptions p = o;
+    p.placement = [](const std::string& name) { return name == "head.weight" ? -1 : 0; };
+    EXPECT_NE(construction_error(cfg, p).find("leaves out head.weight"), std::string::npos);
+  }
+  {  // 8 experts over 3 ranks
+    SizeOnlyGroup g(0, 3);
+    ModelOptions p = o;
+    p.expert_group = &g;
+    EXPECT_NE(construction_error(cfg, p).find("do not split evenly over 3"), std::string::npos);
+  }
+  {  // rank 0 of the group given rank 1's experts
+    SizeOnlyGroup g(0, 2);
+    ModelOptions p = o;
+    p.expert_group = &g;
+    p.placement = own_experts(1, 4);
+    EXPECT_NE(construction_error(cfg, p).find("placement and expert group disagree"), std::string::npos);
+  }
+  {  // experts left out with no expert group
+    ModelOptions p = o;
+    p.placement = own_experts(0, 4);
+    EXPECT_NE(construction_error(cfg, p).find("placement and expert group disagree"), std::string::npos);
+  }
+  {  // the right shard is accepted, holds half the experts, and the decoder refuses it
+    SizeOnlyGroup g(1, 2);
+    ModelOptions p = o;
+    p.expert_group = &g;
+    p.placement = own_experts(1, 4);
+    Model m(cfg, p);
+    EXPECT_TRUE(m.host().sharded());
+    EXPECT_LT(m.numel(), m.host().canonical_numel());
+    try {
+      Decoder d(m, DecoderOptions{});
+      ADD_FAILURE() << "the decoder accepted a model without every expert";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("must hold every expert"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(CudaDecoder, FollowsTheCpuDecoderAtEveryPosition) {
