@@ -42,6 +42,13 @@ void expect_same_curve(const std::vector<double>& ref, size_t ref_first, const s
   }
 }
 
+// A run folder `to` whose latest checkpoint is `from`'s `step` (what --resume continues).
+void seed_resume(const fs::path& dir, const std::string& from, const std::string& step, const std::string& to) {
+  fs::create_directories(dir / to);
+  fs::copy(dir / from / step, dir / to / step, fs::copy_options::recursive);
+  trex::write_file_atomic(dir / to / "latest", step + "\n");
+}
+
 // The first metrics record of a run: it carries each rank's memory (parameters, gradients, optimizer state).
 nlohmann::json first_record(const fs::path& metrics) {
   const std::string log = trex::read_file(metrics);
@@ -103,9 +110,7 @@ TEST_F(TrainLayout, ExpertParallelMatchesOneProcessAndItsCheckpointResumesInOneP
   EXPECT_EQ(rec.at("layout"), "dp1 ep2 pp1");
   expect_split_memory(first_record(dir / "one" / "metrics.jsonl"), rec, 2);
   // resume the expert-parallel step-4 checkpoint in one process
-  fs::create_directories(dir / "resume");
-  fs::copy(dir / "ep" / "step-00000004", dir / "resume" / "step-00000004", fs::copy_options::recursive);
-  trex::write_file_atomic(dir / "resume" / "latest", "step-00000004\n");
+  seed_resume(dir, "ep", "step-00000004", "resume");
   auto res = sh(0, train("resume", 8) + " --resume", dir, "resume");
   ASSERT_EQ(res.status, 0) << res.output;
   const auto c = losses(dir / "resume" / "metrics.jsonl");
@@ -129,9 +134,7 @@ TEST_F(TrainLayout, DataParallelDeviceBranchMatchesOneProcess) {
   expect_same_curve(a, 0, c);
   expect_same_curve(b, 0, c);
   EXPECT_EQ(first_record(dir / "dev" / "metrics.jsonl").at("layout"), "dp2 ep1 pp1");
-  fs::create_directories(dir / "resume");
-  fs::copy(dir / "dev" / "step-00000003", dir / "resume" / "step-00000003", fs::copy_options::recursive);
-  trex::write_file_atomic(dir / "resume" / "latest", "step-00000003\n");
+  seed_resume(dir, "dev", "step-00000003", "resume");
   auto res = sh(0, train("resume", 6) + " --resume", dir, "resume");
   ASSERT_EQ(res.status, 0) << res.output;
   const auto d = losses(dir / "resume" / "metrics.jsonl");
@@ -170,18 +173,14 @@ TEST_F(TrainLayout, ExpertParallelDeviceBranchMatchesOneProcess) {
     EXPECT_LT(r.at("param_bytes").get<int64_t>(), first_one.at("memory_per_rank")[0].at("param_bytes").get<int64_t>())
         << r.dump();
   // the device branch's step-3 checkpoint, resumed in one process, continues its curve
-  fs::create_directories(dir / "resume");
-  fs::copy(dir / "dev" / "step-00000003", dir / "resume" / "step-00000003", fs::copy_options::recursive);
-  trex::write_file_atomic(dir / "resume" / "latest", "step-00000003\n");
+  seed_resume(dir, "dev", "step-00000003", "resume");
   auto res = sh(0, train("resume", 6) + clipped + " --resume", dir, "resume");
   ASSERT_EQ(res.status, 0) << res.output;
   const auto d = losses(dir / "resume" / "metrics.jsonl");
   ASSERT_EQ(d.size(), 3u);
   expect_same_curve(c, 3, d);
   // and the one-process step-3 checkpoint, resumed by the device branch under --ep 2, continues the one-process curve
-  fs::create_directories(dir / "resume_ep");
-  fs::copy(dir / "one" / "step-00000003", dir / "resume_ep" / "step-00000003", fs::copy_options::recursive);
-  trex::write_file_atomic(dir / "resume_ep" / "latest", "step-00000003\n");
+  seed_resume(dir, "one", "step-00000003", "resume_ep");
   auto res_ep = sh(2, train("resume_ep", 6) + clipped + " --ep 2 --test-cpu-device-step --resume", dir, "resume_ep");
   ASSERT_EQ(res_ep.status, 0) << res_ep.output;
   const auto e = losses(dir / "resume_ep" / "metrics.jsonl");
@@ -206,9 +205,7 @@ TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess
   EXPECT_EQ(rec.at("layout"), "dp1 ep1 pp2");
   expect_split_memory(first_record(dir / "one" / "metrics.jsonl"), rec, 2);
   EXPECT_GT(rec.at("bubble_seconds").get<double>(), 0.0) << "the first stage waits for the last one's gradients";
-  fs::create_directories(dir / "resume");
-  fs::copy(dir / "pp" / "step-00000004", dir / "resume" / "step-00000004", fs::copy_options::recursive);
-  trex::write_file_atomic(dir / "resume" / "latest", "step-00000004\n");
+  seed_resume(dir, "pp", "step-00000004", "resume");
   auto res = sh(0, train("resume", 8) + " --grad-accum 2 --resume", dir, "resume");
   ASSERT_EQ(res.status, 0) << res.output;
   const auto c = losses(dir / "resume" / "metrics.jsonl");
