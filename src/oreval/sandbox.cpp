@@ -72,13 +72,34 @@ void drop_privileges() {
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
+// Closes every descriptor from 3 up but the two kept ones, with raw system calls only. The namespace's init
+// never execs, so close-on-exec would not close what it inherited: the pipes another thread had just made for
+// its own sandbox would stay open until this program ends, and that thread's quick answer would wait for it.
+void close_other_descriptors(int keep_a, int keep_b) {
+  int lo = keep_a < keep_b ? keep_a : keep_b, hi = keep_a < keep_b ? keep_b : keep_a;
+  auto close_span = [](unsigned first, unsigned last) {
+    if (first > last) return;
+    if (::syscall(SYS_close_range, first, last, 0) == 0) return;
+    for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(int(fd));  // kernels before 5.9
+  };
+  unsigned next = 3;
+  for (int keep : {lo, hi}) {
+    if (keep < int(next)) continue;
+    close_span(next, unsigned(keep) - 1);
+    next = unsigned(keep) + 1;
+  }
+  close_span(next, ~0U);
+}
+
 [[noreturn]] void child_main(const ChildPlan& p) {
   ::dup2(p.out_fd, 1);
   ::dup2(p.err_fd, 2);
   int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull >= 0) ::dup2(devnull, 0);
+  close_other_descriptors(p.sync_fd, p.namespaces ? p.status_fd : -1);
   char go;
   if (::read(p.sync_fd, &go, 1) != 1) ::_exit(125);  // parent died or refused
+  ::close(p.sync_fd);
 
   if (p.namespaces) {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) child_fail(2, "make mounts private");

@@ -1,12 +1,16 @@
 // Sandbox: untrusted programs that loop, allocate, fork, open sockets or write outside their folder
 // are stopped or refused, and the caller gets a result every time.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "oreval/sandbox.hpp"
 #include "sandbox_test_util.hpp"
@@ -150,4 +154,25 @@ TEST(Sandbox, RootGetsFullIsolation) {
   EXPECT_TRUE(has("read-only-fs"));
   EXPECT_TRUE(has("cgroup-pids"));
   EXPECT_TRUE(has("no-capabilities"));
+}
+
+// A sandbox must not keep descriptors it inherited from other threads: the namespace's init never execs, so
+// close-on-exec alone would leave open, until its program ends, the pipes another thread had just made for its
+// own sandbox, and that quick answer would wait for (and time out with) this slow one. The pipe made here
+// stands for the other thread's.
+TEST(Sandbox, DoesNotHoldDescriptorsOfOtherThreads) {
+  int other[2];
+  ASSERT_EQ(::pipe2(other, O_CLOEXEC), 0);
+  SandboxDir d;
+  std::thread slow([&] { (void)run_sandboxed(python(d, "import time\ntime.sleep(4)\n", /*wall=*/8)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the sandbox has started its program
+  ::close(other[1]);
+  struct pollfd p{other[0], POLLIN, 0};
+  auto t0 = std::chrono::steady_clock::now();
+  int n = ::poll(&p, 1, 3000);  // EOF as soon as the last write end is gone
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  slow.join();
+  ::close(other[0]);
+  EXPECT_EQ(n, 1) << "the write end stayed open in the sandbox for " << waited << " s";
+  EXPECT_LT(waited, 1.0);
 }
