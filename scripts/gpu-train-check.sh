@@ -4,8 +4,8 @@
 # steps on each device (fp32 products, AdamW, clipped, 2 micro-batches a step), then resumes the CPU run's step-5
 # checkpoint on the GPU. Passes when every step's loss of the GPU run and of the resumed run is within 2^-8 of the
 # CPU run's. Needs a full build (the trex executable) and a GPU; scripts/gpu-check.sh --full runs it.
-# Where mpirun exists, two ranks on the device: --dp 2 and --ep 2 against the CPU run, and the --ep 2 run's step-5
-# checkpoint resumed on the CPU.
+# Where mpirun exists, two ranks on the device: --dp 2, --ep 2 and --pp 2 against the CPU run, and the --ep 2 and
+# --pp 2 runs' step-5 checkpoints resumed on the CPU.
 # Then `trex generate --device cuda` against `--device cpu` on the CPU run's checkpoint: greedy, 24 tokens, three
 # prompts in one batch (prefill, batched decoding): the same tokens, each token's log-probability within 1e-3.
 # Exit: 0 passed, 1 a difference or a failure, 3 no usable GPU.
@@ -51,12 +51,13 @@ compare "device run" "$W/cpu/metrics.jsonl" "$W/gpu/metrics.jsonl" || status=1
 compare "device run resumed from the cpu step-5 checkpoint" "$W/cpu/metrics.jsonl" "$W/resumed/metrics.jsonl" || status=1
 
 # two ranks on the device (they share it when there is one GPU): data parallelism (a replica each, gradients
-# averaged) and expert parallelism (each rank its half of the routed experts, routed rows exchanged through the
-# host); the expert-parallel run's step-5 checkpoint (gathered from both ranks) resumed in one process on the CPU
+# averaged), expert parallelism (each rank its half of the routed experts, routed rows exchanged through the host)
+# and pipeline parallelism (a stage each, 1F1B, the streams through the host); the sharded runs' step-5 checkpoints
+# (gathered from both ranks) resumed in one process on the CPU
 if command -v mpirun >/dev/null 2>&1; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   mpi=(mpirun -np 2 --oversubscribe --mca mpi_yield_when_idle 1)
-  for layout in "dp 2" "ep 2"; do
+  for layout in "dp 2" "ep 2" "pp 2"; do
     name=${layout// /}
     if "${mpi[@]}" "$TREX" "${common[@]}" --out "$W/$name" "${DEV[@]}" --$layout >"$W/$name.log" 2>&1; then
       compare "device run --$layout (2 ranks)" "$W/cpu/metrics.jsonl" "$W/$name/metrics.jsonl" || status=1
@@ -64,15 +65,17 @@ if command -v mpirun >/dev/null 2>&1; then
       echo "device run --$layout (2 ranks): failed"; tail -20 "$W/$name.log"; status=1
     fi
   done
-  if [ -d "$W/ep2/step-00000005" ]; then
-    mkdir -p "$W/ep2-resumed" && cp -r "$W/ep2/step-00000005" "$W/ep2-resumed/" && echo step-00000005 >"$W/ep2-resumed/latest"
-    if "$TREX" "${common[@]}" --out "$W/ep2-resumed" --device cpu --resume >"$W/ep2-resumed.log" 2>&1; then
-      compare "cpu run resumed from the device --ep 2 step-5 checkpoint" "$W/cpu/metrics.jsonl" \
-        "$W/ep2-resumed/metrics.jsonl" || status=1
+  for name in ep2 pp2; do
+    [ -d "$W/$name/step-00000005" ] || continue
+    what="cpu run resumed from the device --${name%2} 2 step-5 checkpoint"
+    mkdir -p "$W/$name-resumed" && cp -r "$W/$name/step-00000005" "$W/$name-resumed/" &&
+      echo step-00000005 >"$W/$name-resumed/latest"
+    if "$TREX" "${common[@]}" --out "$W/$name-resumed" --device cpu --resume >"$W/$name-resumed.log" 2>&1; then
+      compare "$what" "$W/cpu/metrics.jsonl" "$W/$name-resumed/metrics.jsonl" || status=1
     else
-      echo "cpu run resumed from the device --ep 2 step-5 checkpoint: failed"; tail -20 "$W/ep2-resumed.log"; status=1
+      echo "$what: failed"; tail -20 "$W/$name-resumed.log"; status=1
     fi
-  fi
+  done
 else
   echo "device runs with 2 ranks: not run (no mpirun on this machine)"
 fi

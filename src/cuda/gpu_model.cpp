@@ -54,6 +54,7 @@ struct Model::Impl {
   int64_t embed = -1, head = -1, norm = -1;
   HcOff hc_head;
   int64_t numel = 0;
+  int64_t stage_first = 0, stage_end = 0;  // this rank's layers [stage_first, stage_end) (one stage: 0, L)
 
   DeviceBuffer P, G, P16, Pint;
   std::vector<std::vector<DeviceExpertWeights>> experts;  // per block: this rank's experts (all in one process)
@@ -78,6 +79,14 @@ struct Model::Impl {
   uint16_t* dlogits16 = nullptr;
   const float* Xout = nullptr;
   std::vector<int32_t> tokens_host;
+  int64_t fwd_first = 0, fwd_last = 0;  // the layers of the last forward (its backward runs over them)
+  bool has_forward = false;             // a forward's activations are in the arena (a backward may follow)
+
+  // Does this rank run block bi (layers, then MTP blocks, which belong to the last stage)?
+  bool runs_block(size_t bi) const {
+    const int64_t l = int64_t(bi);
+    return l < cfg.num_hidden_layers ? l >= stage_first && l < stage_end : stage_end == cfg.num_hidden_layers;
+  }
 
   Impl(const model::ModelConfig& c, const ModelOptions& o)
       : cfg(c), opt(o), host(c, o.placement, /*with_grads=*/false) {}
@@ -199,11 +208,18 @@ double head_xent(Ctx& c, const float* logits, const int32_t* tgt, int64_t rows, 
   return sum_row_losses(row_loss, rows, c.s);
 }
 
-Losses forward_all(Model::Impl& I, const Batch& bt, bool training) {
+// The forward of layers [first, last): from the embedding (first == 0) or the streams `input` (host, [N, n, d]);
+// the head, the cross-entropy and the MTP modules when last == L. The CPU's forward_range (model.cpp).
+Losses forward_range(Model::Impl& I, const Batch& bt, bool training, int64_t first, int64_t last, const float* input) {
   const model::ModelConfig& cfg = I.cfg;
   if (bt.B <= 0 || bt.T <= 0 || !bt.tokens) throw Error("cuda model: empty batch");
   const int64_t B = bt.B, T = bt.T, N = B * T, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
   const int64_t Lm = cfg.num_hidden_layers;
+  if (first != I.stage_first || last != I.stage_end)
+    throw Error(fmt::format("cuda model: a forward of layers [{}, {}) on a model that holds layers [{}, {})", first,
+                            last, I.stage_first, I.stage_end));
+  if (first > 0 && !input) throw Error("cuda model: a stage after the first needs its input streams");
+  I.has_forward = false;
   for (int64_t i = 0; i < N; ++i)
     if (bt.tokens[i] < 0 || bt.tokens[i] >= V)
       throw Error("cuda model: token id " + std::to_string(bt.tokens[i]) + " at position " + std::to_string(i) +
@@ -226,16 +242,28 @@ Losses forward_all(Model::Impl& I, const Batch& bt, bool training) {
   I.seq = upload_seq(c, I.seq_host, tokens_d);
   Losses L;
   double idx_loss = 0, bal_loss = 0;
+  I.fwd_first = first;
+  I.fwd_last = last;
   I.X0 = c.arena.floats(N * n * d);
-  embedding_forward(c.p(I.embed), tokens_d, N, n, d, I.X0, c.s);
+  if (first == 0)
+    embedding_forward(c.p(I.embed), tokens_d, N, n, d, I.X0, c.s);
+  else
+    TREX_CUDA_CHECK(cudaMemcpyAsync(I.X0, input, sizeof(float) * size_t(N * n * d), cudaMemcpyHostToDevice, c.s));
   const float* X = I.X0;
-  for (int64_t l = 0; l < Lm; ++l) {
+  for (int64_t l = first; l < last; ++l) {
     bal_loss += block_forward(c, I.seq, I.blocks[size_t(l)], I.experts[size_t(l)].data(), X, I.saved[size_t(l)],
                               &idx_loss);
     I.load[size_t(l)] = I.saved[size_t(l)].moe.counts;
     X = I.saved[size_t(l)].Xout;
   }
   I.Xout = X;
+  if (last < Lm) {  // an earlier pipeline stage: its blocks' share of the losses, the streams go on
+    L.balance = bal_loss;
+    L.indexer = idx_loss;
+    L.total = L.balance + L.indexer;
+    I.has_forward = true;
+    return L;
+  }
   const float eps = float(cfg.rms_norm_eps);
   I.h = c.arena.floats(N * d);
   hc_head_forward(c, X, N, I.hc_head, I.head_saved, I.h);
@@ -315,6 +343,7 @@ Losses forward_all(Model::Impl& I, const Batch& bt, bool training) {
   L.balance = bal_loss;
   L.indexer = idx_loss;
   L.total = L.ce + cfg.mtp_loss_weight * L.mtp + L.balance + L.indexer;
+  I.has_forward = true;
   return L;
 }
 
@@ -327,71 +356,91 @@ void embedding_backward_rows(Ctx& c, const std::vector<int32_t>& tokens, const f
                      d, gE, c.s);
 }
 
-void backward_all(Model::Impl& I) {
+// The backward of the last forward's layers, gradients ACCUMULATED. output_grad (host [N, n, d]): the gradient wrt the
+// streams leaving the range (an earlier pipeline stage; ignored on the last). input_grad (host, first > 0): the
+// gradient wrt the range's input streams. The CPU's backward_range.
+void backward_range(Model::Impl& I, const float* output_grad, std::span<float> input_grad) {
   const model::ModelConfig& cfg = I.cfg;
+  if (!I.has_forward) throw Error("cuda model: a backward without the forward of its batch");
+  I.has_forward = false;  // the backward's scratch overwrites the arena's forward state
   Ctx c = I.ctx(true);
   const int64_t B = I.seq.B, T = I.seq.T, N = B * T, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
   const int64_t Lm = cfg.num_hidden_layers, n_mtp = cfg.num_nextn_predict_layers;
+  const int64_t first = I.fwd_first, last = I.fwd_last;
+  if (last < Lm && !output_grad) throw Error("cuda model: a stage before the last needs its output gradient");
+  if (first > 0 && int64_t(input_grad.size()) != N * n * d)
+    throw Error(fmt::format("cuda model: the input gradient of a stage holds {} floats, not {}", input_grad.size(),
+                            N * n * d));
   float* dXL = c.arena.floats(N * n * d);
-  zero_async(dXL, sizeof(float) * size_t(N * n * d), c.s);
-  // Chained MTP (§8): module i reads the block output of module i-1 (module 0: X); the backward runs from the
-  // last module down, each adding its input gradient to the output gradient of the module before it.
-  std::vector<float*> dXout(size_t(n_mtp), nullptr);
-  for (int64_t i = 0; i < n_mtp; ++i)
-    if (I.mtp[size_t(i)].Tm > 0) {
-      const int64_t rows = B * I.mtp[size_t(i)].Tm * n * d;
-      dXout[size_t(i)] = c.arena.floats(rows);
-      zero_async(dXout[size_t(i)], sizeof(float) * size_t(rows), c.s);
+  if (last < Lm)
+    TREX_CUDA_CHECK(cudaMemcpyAsync(dXL, output_grad, sizeof(float) * size_t(N * n * d), cudaMemcpyHostToDevice, c.s));
+  else
+    zero_async(dXL, sizeof(float) * size_t(N * n * d), c.s);
+  if (last == Lm) {
+    // Chained MTP (§8): module i reads the block output of module i-1 (module 0: X); the backward runs from the
+    // last module down, each adding its input gradient to the output gradient of the module before it.
+    std::vector<float*> dXout(size_t(n_mtp), nullptr);
+    for (int64_t i = 0; i < n_mtp; ++i)
+      if (I.mtp[size_t(i)].Tm > 0) {
+        const int64_t rows = B * I.mtp[size_t(i)].Tm * n * d;
+        dXout[size_t(i)] = c.arena.floats(rows);
+        zero_async(dXout[size_t(i)], sizeof(float) * size_t(rows), c.s);
+      }
+    for (int64_t i = n_mtp - 1; i >= 0; --i) {
+      MtpSaved& ms = I.mtp[size_t(i)];
+      const MtpOff& mo = I.mtp_off[size_t(i)];
+      const int64_t Tm = ms.Tm;
+      if (Tm <= 0) continue;
+      const int64_t Nm = ms.Nm;
+      const size_t bi = size_t(Lm + i);
+      float* dfn = c.arena.floats(Nm * d);
+      linear_backward(c, ms.fn, nullptr, I.head, ms.dlogits, ms.dlogits16, dfn, false, Nm, V, d);
+      float* dh = c.arena.floats(Nm * d);
+      rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false, c.arena, c.s);
+      float* dXo = dXout[size_t(i)];
+      hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
+      float* dXm = c.arena.floats(Nm * n * d);
+      zero_async(dXm, sizeof(float) * size_t(Nm * n * d), c.s);
+      {
+        const auto mark = c.arena.mark();  // the block's backward scratch is released right after
+        block_backward(c, I.mseq[size_t(i)], I.blocks[bi], I.experts[bi].data(), ms.Xm, I.saved[bi], dXo, dXm);
+        c.arena.release(mark);
+      }
+      float* dhn = c.arena.floats(Nm * n * d);
+      linear_backward(c, ms.hn, nullptr, mo.h_proj, dXm, nullptr, dhn, false, Nm * n, d, d);
+      float* dXin = c.arena.floats(Nm * n * d);
+      rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false, c.arena, c.s);
+      float* dprev = i == 0 ? dXL : dXout[size_t(i - 1)];  // gradient wrt this module's input rows
+      const int64_t Tprev_i = i == 0 ? T : I.mtp[size_t(i - 1)].Tm;
+      add_row_blocks(dXin, Tm * n * d, dprev, Tprev_i * n * d, Tm * n * d, B, c.s);
+      float* dep = c.arena.floats(Nm * d);
+      sum_streams(dXm, Nm, n, d, dep, c.s);
+      float* den = c.arena.floats(Nm * d);
+      linear_backward(c, ms.en, nullptr, mo.e_proj, dep, nullptr, den, false, Nm, d, d);
+      float* de = c.arena.floats(Nm * d);
+      rmsnorm_backward(ms.e, c.p(mo.enorm), ms.en_rstd, den, de, c.g(mo.enorm), Nm, d, false, c.arena, c.s);
+      embedding_backward_rows(c, ms.etok_host, de, 1, d, c.g(I.embed));
     }
-  for (int64_t i = n_mtp - 1; i >= 0; --i) {
-    MtpSaved& ms = I.mtp[size_t(i)];
-    const MtpOff& mo = I.mtp_off[size_t(i)];
-    const int64_t Tm = ms.Tm;
-    if (Tm <= 0) continue;
-    const int64_t Nm = ms.Nm;
-    const size_t bi = size_t(Lm + i);
-    float* dfn = c.arena.floats(Nm * d);
-    linear_backward(c, ms.fn, nullptr, I.head, ms.dlogits, ms.dlogits16, dfn, false, Nm, V, d);
-    float* dh = c.arena.floats(Nm * d);
-    rmsnorm_backward(ms.h, c.p(mo.norm), ms.fn_rstd, dfn, dh, c.g(mo.norm), Nm, d, false, c.arena, c.s);
-    float* dXo = dXout[size_t(i)];
-    hc_head_backward(c, Nm, mo.hc_head, ms.head, dh, dXo);
-    float* dXm = c.arena.floats(Nm * n * d);
-    zero_async(dXm, sizeof(float) * size_t(Nm * n * d), c.s);
-    {
-      const auto mark = c.arena.mark();  // the block's backward scratch is released right after
-      block_backward(c, I.mseq[size_t(i)], I.blocks[bi], I.experts[bi].data(), ms.Xm, I.saved[bi], dXo, dXm);
-      c.arena.release(mark);
-    }
-    float* dhn = c.arena.floats(Nm * n * d);
-    linear_backward(c, ms.hn, nullptr, mo.h_proj, dXm, nullptr, dhn, false, Nm * n, d, d);
-    float* dXin = c.arena.floats(Nm * n * d);
-    rmsnorm_backward(ms.Xin, c.p(mo.hnorm), ms.hn_rstd, dhn, dXin, c.g(mo.hnorm), Nm * n, d, false, c.arena, c.s);
-    float* dprev = i == 0 ? dXL : dXout[size_t(i - 1)];  // gradient wrt this module's input rows
-    const int64_t Tprev_i = i == 0 ? T : I.mtp[size_t(i - 1)].Tm;
-    add_row_blocks(dXin, Tm * n * d, dprev, Tprev_i * n * d, Tm * n * d, B, c.s);
-    float* dep = c.arena.floats(Nm * d);
-    sum_streams(dXm, Nm, n, d, dep, c.s);
-    float* den = c.arena.floats(Nm * d);
-    linear_backward(c, ms.en, nullptr, mo.e_proj, dep, nullptr, den, false, Nm, d, d);
-    float* de = c.arena.floats(Nm * d);
-    rmsnorm_backward(ms.e, c.p(mo.enorm), ms.en_rstd, den, de, c.g(mo.enorm), Nm, d, false, c.arena, c.s);
-    embedding_backward_rows(c, ms.etok_host, de, 1, d, c.g(I.embed));
+    float* dhn = c.arena.floats(N * d);
+    linear_backward(c, I.hn, nullptr, I.head, I.dlogits, I.dlogits16, dhn, false, N, V, d);
+    float* dh = c.arena.floats(N * d);
+    rmsnorm_backward(I.h, c.p(I.norm), I.hn_rstd, dhn, dh, c.g(I.norm), N, d, false, c.arena, c.s);
+    hc_head_backward(c, N, I.hc_head, I.head_saved, dh, dXL);
   }
-  float* dhn = c.arena.floats(N * d);
-  linear_backward(c, I.hn, nullptr, I.head, I.dlogits, I.dlogits16, dhn, false, N, V, d);
-  float* dh = c.arena.floats(N * d);
-  rmsnorm_backward(I.h, c.p(I.norm), I.hn_rstd, dhn, dh, c.g(I.norm), N, d, false, c.arena, c.s);
-  hc_head_backward(c, N, I.hc_head, I.head_saved, dh, dXL);
   float* dX = dXL;
-  for (int64_t l = Lm - 1; l >= 0; --l) {
-    const float* Xin = l == 0 ? I.X0 : I.saved[size_t(l - 1)].Xout;
+  for (int64_t l = last - 1; l >= first; --l) {
+    const float* Xin = l == first ? I.X0 : I.saved[size_t(l - 1)].Xout;
     float* dXin = c.arena.floats(N * n * d);
     zero_async(dXin, sizeof(float) * size_t(N * n * d), c.s);
     const auto mark = c.arena.mark();
     block_backward(c, I.seq, I.blocks[size_t(l)], I.experts[size_t(l)].data(), Xin, I.saved[size_t(l)], dX, dXin);
     c.arena.release(mark);
     dX = dXin;
+  }
+  if (first > 0) {
+    TREX_CUDA_CHECK(
+        cudaMemcpyAsync(input_grad.data(), dX, sizeof(float) * size_t(N * n * d), cudaMemcpyDeviceToHost, c.s));
+    return;
   }
   embedding_backward_rows(c, I.tokens_host, dX, n, d, c.g(I.embed));
 }
@@ -419,15 +468,33 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
                               I.cfg.n_routed_experts, opt.expert_group->size()));
     I.ep_group = opt.expert_group;
   }
-  // Expert parallelism only: a rank holds every tensor but other ranks' routed experts (no pipeline stages).
-  auto left_out = [](const std::string& name) {
-    return Error("cuda model: the placement leaves out " + name +
-                 " (the GPU model holds every layer: expert parallelism only, no pipeline stages)");
+  // A pipeline stage holds its layers [first_layer, end_layer); the first stage the embedding, the last the head,
+  // final norm, head collapse, MTP modules and (with MTP) the embedding; under expert parallelism every rank of a
+  // stage holds those but other ranks' routed experts. Anything else left out is an error.
+  const int64_t Lm = I.cfg.num_hidden_layers;
+  I.stage_first = opt.first_layer;
+  I.stage_end = opt.end_layer < 0 ? Lm : opt.end_layer;
+  if (I.stage_first < 0 || I.stage_first >= I.stage_end || I.stage_end > Lm)
+    throw Error(fmt::format("cuda model: layers [{}, {}) are not a stage of a model of {} layers", I.stage_first,
+                            I.stage_end, Lm));
+  const bool first_stage = I.stage_first == 0, last_stage = I.stage_end == Lm;
+  auto needed = [&](const std::string& name) {
+    if (name.rfind("layers.", 0) == 0) {
+      const int64_t l = std::stoll(name.substr(7, name.find('.', 7) - 7));
+      return l >= I.stage_first && l < I.stage_end;
+    }
+    if (name == "embed.weight") return first_stage || (last_stage && I.cfg.num_nextn_predict_layers > 0);
+    return last_stage;  // mtp.*, head, norm, hc_head_*
+  };
+  auto left_out = [&](const std::string& name) {
+    return Error(fmt::format("cuda model: the placement leaves out {}, which the stage of layers [{}, {}) runs",
+                             name, I.stage_first, I.stage_end));
   };
   for (const model::ParamInfo& t : st.canonical_table())
-    if (st.held_offset(t.name) < 0 && t.name.find(".ffn.experts.") == std::string::npos) throw left_out(t.name);
+    if (needed(t.name) && st.held_offset(t.name) < 0 && t.name.find(".ffn.experts.") == std::string::npos)
+      throw left_out(t.name);
   for (const model::ParamInfo& t : st.canonical_int_table())  // the hash layers' tables
-    if (!st.int_param(t.name)) throw left_out(t.name);
+    if (needed(t.name) && !st.int_param(t.name)) throw left_out(t.name);
   for (int64_t l = 0; l < I.cfg.num_hidden_layers; ++l)
     I.blocks.emplace_back(I.cfg, st, "layers." + std::to_string(l) + ".", l);
   for (int64_t i = 0; i < I.cfg.num_nextn_predict_layers; ++i) {
@@ -456,8 +523,13 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
   const int64_t E = I.cfg.n_routed_experts;
   const int ep_ranks = I.ep_group ? I.ep_group->size() : 1, ep_rank = I.ep_group ? I.ep_group->rank() : 0;
   const int64_t El = E / ep_ranks, e0 = int64_t(ep_rank) * El;
-  for (const auto& b : I.blocks) {
+  for (size_t bi = 0; bi < I.blocks.size(); ++bi) {
+    const auto& b = I.blocks[bi];
     std::vector<DeviceExpertWeights> ew(static_cast<size_t>(El));
+    if (!I.runs_block(bi)) {  // another pipeline stage's block: none of its tensors are here
+      I.experts.push_back(std::move(ew));
+      continue;
+    }
     for (int64_t e = 0; e < E; ++e) {
       const bool mine = e >= e0 && e < e0 + El, held = b.w1[size_t(e)] >= 0;
       if (mine != held)
@@ -588,17 +660,44 @@ void Model::zero_grad() {
 
 Losses Model::forward_backward(const Batch& batch) {
   require_gradients(*impl_, "forward_backward");
-  const Losses L = forward_all(*impl_, batch, true);
-  backward_all(*impl_);
+  const Losses L = forward_range(*impl_, batch, true, 0, impl_->cfg.num_hidden_layers, nullptr);
+  backward_range(*impl_, nullptr, {});
   impl_->stream.synchronize();
   return L;
 }
 
 Losses Model::forward(const Batch& batch) {
-  const Losses L = forward_all(*impl_, batch, false);
+  const Losses L = forward_range(*impl_, batch, false, 0, impl_->cfg.num_hidden_layers, nullptr);
+  impl_->has_forward = false;  // no gradient state was kept (training off)
   impl_->stream.synchronize();
   return L;
 }
+
+Losses Model::stage_forward(const Batch& batch, const float* input) {
+  require_gradients(*impl_, "stage_forward");
+  const Losses L = forward_range(*impl_, batch, true, impl_->stage_first, impl_->stage_end, input);
+  impl_->stream.synchronize();
+  return L;
+}
+
+void Model::stage_output(std::span<float> out) {
+  auto& I = *impl_;
+  const int64_t n = I.seq.B * I.seq.T * I.cfg.hc_mult * I.cfg.hidden_size;
+  if (!I.has_forward || !I.Xout) throw Error("cuda model: stage_output before a stage_forward");
+  if (int64_t(out.size()) != n)
+    throw Error(fmt::format("cuda model: a stage's output holds {} floats, not {}", n, out.size()));
+  TREX_CUDA_CHECK(cudaMemcpyAsync(out.data(), I.Xout, sizeof(float) * size_t(n), cudaMemcpyDeviceToHost, I.stream.get()));
+  I.stream.synchronize();
+}
+
+void Model::stage_backward(const float* output_grad, std::span<float> input_grad) {
+  require_gradients(*impl_, "stage_backward");
+  backward_range(*impl_, output_grad, input_grad);
+  impl_->stream.synchronize();
+}
+
+int64_t Model::first_layer() const { return impl_->stage_first; }
+int64_t Model::end_layer() const { return impl_->stage_end; }
 
 void Model::update_gate_bias(double rate, model::ProcessGroup* data_group) {
   auto& I = *impl_;
@@ -606,8 +705,10 @@ void Model::update_gate_bias(double rate, model::ProcessGroup* data_group) {
   I.stream.synchronize();
   if (data_group && data_group->size() > 1) {  // model::Model::update_gate_bias's exchange
     std::vector<float> buf;
-    for (const auto& ld : I.load)
-      for (auto v : ld) buf.push_back(float(v));  // counts < 2^24: exact in fp32
+    // this rank's own loads: zeros for the blocks of other pipeline stages (I.load keeps the sums of the last
+    // update there, which must not be added again)
+    for (size_t bi = 0; bi < I.load.size(); ++bi)
+      for (auto v : I.load[bi]) buf.push_back(I.runs_block(bi) ? float(v) : 0.0f);  // counts < 2^24: exact in fp32
     data_group->all_reduce_sum(buf);
     size_t k = 0;
     for (auto& ld : I.load)

@@ -11,7 +11,10 @@
 // start of every forward. One device per process: the whole model, or under expert parallelism
 // (ModelOptions::placement, expert_group) every tensor but the other ranks' routed experts, each MoE block's routed
 // rows exchanged with the experts' owners through the host (pinned staging, a blocking all-to-all, not overlapped
-// with the computation; compiled, not yet run on a GPU). No pipeline stages. CUDA builds only.
+// with the computation; compiled, not yet run on a GPU). A pipeline stage (ModelOptions::first_layer, end_layer)
+// holds its layers only and runs one micro-batch's stage forward and backward at a time (stage_forward /
+// stage_backward, streams through the host); the trainer's step recomputes a slot's forward when other forwards
+// came between (cuda/gpu_train_step.cpp). CUDA builds only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -41,19 +44,23 @@ struct ModelOptions {
   // false: no gradient buffer (inference, e.g. the decoder's model: half the parameter memory); forward_backward,
   // download_grads and the optimizers then refuse with trex::Error, and device_grads() is null.
   bool gradients = true;
-  // Expert parallelism (pipeline stages not supported: the placement must hold every layer): which tensors this
-  // rank holds (dist::make_placement; empty: the whole model) and the group over which the routed rows are
-  // exchanged (host-staged all-to-all in model/moe.cpp's order; nullptr or size 1: all experts local). Rank r of
-  // a group of size n holds the routed experts [r E/n, (r+1) E/n) of every MoE block.
+  // Model sharding: which tensors this rank holds (dist::make_placement; empty: the whole model) and the group
+  // over which the routed rows are exchanged (host-staged all-to-all in model/moe.cpp's order; nullptr or size 1:
+  // all experts local). Rank r of a group of size n holds the routed experts [r E/n, (r+1) E/n) of every MoE block.
   model::ParamPlacement placement;
   model::ProcessGroup* expert_group = nullptr;
+  // Pipeline parallelism: this rank's stage, layers [first_layer, end_layer) (end_layer < 0: every layer). The
+  // placement must hold what the stage runs (the embedding on the first stage, and with MTP on the last; the head,
+  // final norm and MTP modules on the last).
+  int64_t first_layer = 0, end_layer = -1;
 };
 
 class Model {
  public:
   // Lays out the parameter table of cfg (unsharded, or opt.placement's tensors) and allocates the device buffers.
   // Throws trex::Error when no CUDA device is usable (with the reason), the memory does not suffice, or the
-  // placement leaves out a tensor other than routed experts / does not match the expert group.
+  // placement leaves out a tensor the stage runs (other than other ranks' routed experts) / does not match the
+  // expert group.
   explicit Model(const model::ModelConfig& cfg, const ModelOptions& opt = {});
   ~Model();
   Model(const Model&) = delete;
@@ -77,6 +84,18 @@ class Model {
   model::Losses forward_backward(const model::Batch& batch);
   // Forward only: the losses (evaluation).
   model::Losses forward(const model::Batch& batch);
+
+  // Pipeline stage (model::Model::stage_forward's contract, one micro-batch at a time): the forward of this rank's
+  // layers for `batch` from the embedding (first stage) or `input`, the host streams [B*T, hc_mult, hidden]
+  // entering layer first_layer(); returns the stage's share of the losses. stage_output copies the streams leaving
+  // the stage into `out` (host). stage_backward runs the backward of that forward (the next forward discards it),
+  // gradients ACCUMULATED, from output_grad (host; ignored on the last stage), and writes the gradient wrt the
+  // input streams into input_grad (host; the first stage sends it into the embedding, input_grad empty).
+  model::Losses stage_forward(const model::Batch& batch, const float* input);
+  void stage_output(std::span<float> out);
+  void stage_backward(const float* output_grad, std::span<float> input_grad);
+  int64_t first_layer() const;
+  int64_t end_layer() const;
 
   // Device buffers (host().table() offsets): fp32 parameters and gradients; the bf16 copies (null under fp32
   // products), which the optimizer refreshes after updating a tensor (refresh_bf16 does all of them).

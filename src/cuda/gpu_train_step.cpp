@@ -35,10 +35,75 @@ GemmType gemm_type(const std::string& matmul) {
 ModelOptions model_options(const train::DeviceStepConfig& c) {
   ModelOptions o;
   o.matmul = gemm_type(c.matmul);
-  o.placement = c.placement;  // --ep: this rank's experts only
+  o.placement = c.placement;  // --ep / --pp: this rank's stage and experts only
   o.expert_group = c.expert_group;
+  o.first_layer = c.first_layer;
+  o.end_layer = c.end_layer;
   return o;
 }
+
+// The GPU model as a pipeline stage (model::StageModel, what dist::Pipeline drives): the GPU model keeps one
+// micro-batch's activations (its arena is reset at every forward), so each slot keeps its micro-batch and input
+// streams, and a slot's backward first recomputes its forward when another forward ran in between (1F1B's
+// warm-up on the earlier stages; the last stage's backward always follows its own forward). The recomputed forward
+// is the same arithmetic on the same inputs: the same activations and loads, so the same gradients.
+class GpuStage final : public model::StageModel {
+ public:
+  explicit GpuStage(Model& m) : model_(m) {}
+  const model::ModelConfig& config() const override { return model_.config(); }
+
+  model::Losses stage_forward(int slot, const model::Batch& batch, int64_t first, int64_t last,
+                              const float* input) override {
+    if (first != model_.first_layer() || last != model_.end_layer())
+      throw Error(fmt::format("pipeline: stage of layers [{}, {}) asked for layers [{}, {})", model_.first_layer(),
+                              model_.end_layer(), first, last));
+    Slot& s = at(slot);
+    s.batch = batch;
+    const size_t n = streams(batch);
+    if (input)
+      s.input.assign(input, input + n);
+    else
+      s.input.clear();
+    const model::Losses l = model_.stage_forward(batch, input);
+    if (last < config().num_hidden_layers) {
+      s.output.resize(n);
+      model_.stage_output(s.output);
+    }
+    resident_ = slot;
+    return l;
+  }
+  std::span<const float> stage_output(int slot) const override { return slots_.at(size_t(slot)).output; }
+  std::span<const float> stage_backward(int slot, const float* output_grad) override {
+    Slot& s = at(slot);
+    if (resident_ != slot) {  // its activations were overwritten: the same forward again
+      (void)model_.stage_forward(s.batch, s.input.empty() ? nullptr : s.input.data());
+      ++recomputed_;
+    }
+    resident_ = -1;
+    s.input_grad.resize(model_.first_layer() > 0 ? streams(s.batch) : 0);
+    model_.stage_backward(output_grad, s.input_grad);
+    return s.input_grad;
+  }
+  int64_t recomputed() const { return recomputed_; }
+
+ private:
+  struct Slot {
+    model::Batch batch;  // its arrays stay valid until the step's last backward (dist::Pipeline::run)
+    std::vector<float> input, output, input_grad;  // host streams, allocated once per slot and reused
+  };
+  Slot& at(int slot) {
+    if (slot < 0 || slot > 4096) throw Error(fmt::format("pipeline: activation slot {} out of range", slot));
+    if (size_t(slot) >= slots_.size()) slots_.resize(size_t(slot) + 1);
+    return slots_[size_t(slot)];
+  }
+  size_t streams(const model::Batch& b) const {
+    return size_t(b.B * b.T * config().hc_mult * config().hidden_size);
+  }
+  Model& model_;
+  std::vector<Slot> slots_;
+  int resident_ = -1;  // the slot whose forward activations the model holds
+  int64_t recomputed_ = 0;
+};
 
 model::ProcessGroup* data_parallel(const train::DeviceStepConfig& c) {
   return c.data_group && c.data_group->size() > 1 ? c.data_group : nullptr;
@@ -53,15 +118,14 @@ class GpuTrainStep : public train::DeviceStep {
         slots_(train::optimizer_slots(model_.host().table(), c.freeze_router, updated_, c.indexer_only)),
         opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
         norm_(updated_),
-        pg_(data_parallel(c)) {
-    if (c.gradient_regions) {  // --ep: each replica region summed over its own replicas (cpu_device_step.cpp's plan)
+        pg_(data_parallel(c)),
+        stage_(model_) {
+    if (c.run_stages && !c.gradient_regions) throw Error("internal: a pipeline stage without its gradient regions");
+    if (c.gradient_regions) {  // --ep / --pp: each replica region summed over its own replicas (cpu_device_step.cpp)
       regions_ = c.gradient_regions(model_.host());
       for (const train::GradientRegion& r : regions_)
-        region_groups_.push_back(r.replicas && r.replicas->size() > 1
-                                     ? make_device_group(*r.replicas, r.end - r.begin)
-                                     : nullptr);
-      norm_shared_.emplace(train::ranges_in_regions(updated_, regions_, false));
-      norm_experts_.emplace(train::ranges_in_regions(updated_, regions_, true));
+        region_groups_.push_back(r.holders() > 1 ? make_device_group(*r.replicas, r.end - r.begin) : nullptr);
+      for (const train::TensorRanges& part : train::ranges_by_region(updated_, regions_)) norm_parts_.emplace_back(part);
     } else if (pg_) {
       group_ = make_device_group(*pg_, model_.numel());
     }
@@ -76,9 +140,13 @@ class GpuTrainStep : public train::DeviceStep {
                        group_->name());
     if (!regions_.empty()) {
       s += fmt::format(", rank {} of {} on device {}, experts {} of {} ranks (routed rows staged through the host)",
-                       pg_ ? pg_->rank() : 0, cfg_.data_ranks, device_,
+                       pg_ ? pg_->rank() : 0, pg_ ? pg_->size() : 1, device_,
                        cfg_.expert_group ? cfg_.expert_group->rank() : 0,
                        cfg_.expert_group ? cfg_.expert_group->size() : 1);
+      if (cfg_.run_stages)
+        s += fmt::format(", pipeline stage of layers [{}, {}) (streams through the host, a slot's forward "
+                         "recomputed at its backward when another came between)",
+                         model_.first_layer(), model_.end_layer());
       for (const auto& g : region_groups_)
         if (g) {
           s += ", gradients summed by " + g->name();
@@ -95,11 +163,14 @@ class GpuTrainStep : public train::DeviceStep {
     model_.zero_grad();
     model::Losses sum;
     const double inv = 1.0 / double(micro.size());
-    for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
+    if (cfg_.run_stages)  // --pp: 1F1B through this rank's stage
+      sum = cfg_.run_stages(stage_, micro);
+    else
+      for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
     if (micro.size() > 1) scale_in_place(model_.device_grads(), model_.numel(), float(inv), stream_);  // scale_grads'
     if (group_)  // model::Model::reduce_gradients: the sum over the ranks, then 1 / ranks
       group_->all_reduce_sum(model_.device_grads(), model_.numel(), 1.0f / float(group_->size()), stream_);
-    for (size_t i = 0; i < regions_.size(); ++i)  // --ep: each region over its replicas, then 1 / (dp * ep)
+    for (size_t i = 0; i < regions_.size(); ++i)  // sharded: each region over its replicas, then 1 / (dp * ep)
       if (region_groups_[i])
         region_groups_[i]->all_reduce_sum(model_.device_grads() + regions_[i].begin,
                                           regions_[i].end - regions_[i].begin, 1.0f, stream_);
@@ -114,10 +185,12 @@ class GpuTrainStep : public train::DeviceStep {
   }
   double grad_norm() override {
     if (regions_.empty()) return std::sqrt(norm_(model_.device_grads(), stream_));
-    // each element once over the world: the replicated tensors from this rank, the experts from every ep rank
-    std::vector<double> experts = {(*norm_experts_)(model_.device_grads(), stream_)};
-    if (cfg_.expert_group) cfg_.expert_group->all_reduce_sum(std::span<double>(experts));
-    return std::sqrt((*norm_shared_)(model_.device_grads(), stream_) + experts[0]);
+    // each element once over the world: a region's squares divided by the ranks that hold the same values
+    std::vector<double> sq = {0.0};
+    for (size_t r = 0; r < regions_.size(); ++r)
+      sq[0] += norm_parts_[r](model_.device_grads(), stream_) / double(regions_[r].holders());
+    if (cfg_.data_group) cfg_.data_group->all_reduce_sum(std::span<double>(sq));
+    return std::sqrt(sq[0]);
   }
   double update(double norm, double clip, double lr) override {
     const double scale = train::clip_scale(norm, clip);
@@ -166,10 +239,11 @@ class GpuTrainStep : public train::DeviceStep {
   Stream stream_;
   model::ProcessGroup* pg_ = nullptr;  // data parallelism: the ranks (expert loads); null in one process
   std::unique_ptr<DeviceGroup> group_;  // and the gradient all-reduce over them
-  // --ep: the replica regions, a device group for each that has other replicas, the norm's two parts
+  // sharded (--ep, --pp): the replica regions, a device group for each that has other replicas, the norm's parts
   std::vector<train::GradientRegion> regions_;
   std::vector<std::unique_ptr<DeviceGroup>> region_groups_;
-  std::optional<SquareSum> norm_shared_, norm_experts_;
+  std::vector<SquareSum> norm_parts_;
+  GpuStage stage_;  // --pp: what the pipeline drives
 };
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 namespace trex::dist {
 
-Pipeline::Pipeline(MPI_Comm comm, model::Model& model, StagePlan plan) : model_(model), plan_(std::move(plan)) {
+Pipeline::Pipeline(MPI_Comm comm, model::StageModel& model, StagePlan plan) : model_(model), plan_(std::move(plan)) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "Comm_set_errhandler");
   int size = 0;

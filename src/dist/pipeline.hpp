@@ -1,7 +1,8 @@
 // Pipeline parallelism: one stage of a pipeline of model layers (StagePlan) running a 1F1B schedule over the
 // micro-batches of a step. Stage s runs min(S-s-1, M) warm-up forwards, then alternates one forward and one
-// backward, then drains the remaining backwards; each micro-batch keeps its activations in its own model slot
-// (Model::stage_forward / stage_backward) until its backward. Between stages the multi-stream residual state
+// backward, then drains the remaining backwards; each micro-batch keeps its activations in its own activation
+// slot of the stage (model::StageModel: the CPU model, or the GPU model's trainer step, which recomputes a slot's
+// forward at its backward) until its backward. Between stages the multi-stream residual state
 // [rows, hc_mult, hidden] travels forward and its gradient backward with MPI point-to-point on the pipeline's
 // own communicator: sends are nonblocking (MPI_Isend straight from the slot's activation memory, completed
 // before the slot is reused), receives block — the time blocked in them (and in completing sends) is the
@@ -30,7 +31,7 @@ struct PipelineStats {
 class Pipeline {
  public:
   // comm: the ranks of one pipeline ordered by stage (duplicated). plan.stages() must equal its size.
-  Pipeline(MPI_Comm comm, model::Model& model, StagePlan plan);
+  Pipeline(MPI_Comm comm, model::StageModel& model, StagePlan plan);
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -58,7 +59,7 @@ class Pipeline {
   void wait_send(size_t slot);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  model::Model& model_;
+  model::StageModel& model_;
   StagePlan plan_;
   int stage_ = 0;
   std::vector<float> in_, grad_in_;         // received activations / gradients (copied into the slot)

@@ -56,7 +56,21 @@ struct Losses {
   }
 };
 
-class Model {
+// One pipeline stage's compute, what dist::Pipeline drives (1F1B): model::Model (below) and the GPU model's
+// trainer step (cuda/gpu_train_step.cpp) implement it. The contract is Model::stage_forward's: a forward of layers
+// [first, last) for the micro-batch of activation slot `slot`, its output streams, and later the slot's backward
+// with the gradient wrt those streams, ACCUMULATING into the stage's gradients and returning the gradient wrt the
+// stage's input streams (empty on the first stage). Streams are host memory [B*T, hc_mult, hidden].
+class StageModel {
+ public:
+  virtual ~StageModel() = default;
+  virtual const ModelConfig& config() const = 0;
+  virtual Losses stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input) = 0;
+  virtual std::span<const float> stage_output(int slot) const = 0;
+  virtual std::span<const float> stage_backward(int slot, const float* output_grad) = 0;
+};
+
+class Model final : public StageModel {
  public:
   // place: the tensors this rank holds (model sharding under expert / pipeline parallelism; see params.hpp).
   // A sharded model only ever touches its own tensors: its experts (expert_group() rank j computes experts
@@ -66,7 +80,7 @@ class Model {
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
-  const ModelConfig& config() const { return cfg_; }
+  const ModelConfig& config() const override { return cfg_; }
 
   // Deterministic initialisation from a seed (matrices N(0, init_std), norm weights 1, mHC base 0 and scale 1,
   // sinks and gate biases 0, balanced hash tables from hash_seed + layer).
@@ -86,12 +100,12 @@ class Model {
   // range's share of the losses (balance and indexer of its blocks; CE and MTP on the last stage). The batch's
   // arrays must stay valid until the slot's backward. forward_backward == stage_forward(0, b, 0, L) +
   // stage_backward(0, nullptr): the same code, operation for operation.
-  Losses stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input);
-  std::span<const float> stage_output(int slot) const;  // streams leaving layer last-1
+  Losses stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input) override;
+  std::span<const float> stage_output(int slot) const override;  // streams leaving layer last-1
   // Backward of the slot's range, gradients ACCUMULATED into grads(). output_grad: gradient wrt stage_output
   // (ignored on the last stage). Returns the gradient wrt the range's input streams (valid until the slot's
   // next forward); empty when first == 0 (it went into the embedding).
-  std::span<const float> stage_backward(int slot, const float* output_grad);
+  std::span<const float> stage_backward(int slot, const float* output_grad) override;
 
   // Called during backward right after block `block`'s gradients are final (MTP blocks first, then layers
   // L-1..0; block numbering as n_moe_blocks()). Data parallelism starts each bucket's all-reduce from here and

@@ -24,10 +24,10 @@ CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg)
   if (cfg.expert_group) model_.set_expert_group(cfg.expert_group);
   optimizer_ = std::make_unique<Optimizer>(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
                                            int64_t(model_.params().size()), cfg.optimizer);
+  if (cfg.run_stages && !cfg.gradient_regions) throw Error("internal: a pipeline stage without its gradient regions");
   if (cfg.gradient_regions) {
     regions_ = cfg.gradient_regions(model_.store());
-    updated_shared_ = ranges_in_regions(updated_, regions_, false);
-    updated_experts_ = ranges_in_regions(updated_, regions_, true);
+    updated_by_region_ = ranges_by_region(updated_, regions_);
   }
 }
 
@@ -37,15 +37,19 @@ std::string CpuDeviceStep::describe() const {
 
 model::Losses CpuDeviceStep::accumulate(std::span<const model::Batch> micro) {
   if (regions_.empty()) return accumulate_gradients(model_, micro);
-  // accumulate_gradients with the reduction per replica region (the experts' replicas are not every rank)
+  // accumulate_gradients with the reduction per replica region (the experts' and stages' replicas are not every
+  // rank), the micro-batches through the pipeline stage under --pp
   model_.zero_grad();
   model::Losses sum;
   const double inv = 1.0 / double(micro.size());
-  for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
+  if (cfg_.run_stages)
+    sum = cfg_.run_stages(model_, micro);
+  else
+    for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
   if (micro.size() > 1) model_.scale_grads(float(inv));
   const std::span<float> g = model_.grads();
   for (const GradientRegion& r : regions_)
-    if (r.replicas && r.replicas->size() > 1) r.replicas->all_reduce_sum(g.subspan(size_t(r.begin), size_t(r.end - r.begin)));
+    if (r.holders() > 1) r.replicas->all_reduce_sum(g.subspan(size_t(r.begin), size_t(r.end - r.begin)));
   if (cfg_.data_ranks > 1) model_.scale_grads(1.0f / float(cfg_.data_ranks));
   return sum;
 }
@@ -56,10 +60,12 @@ void CpuDeviceStep::poison_gradient(int64_t offset) {
 
 double CpuDeviceStep::grad_norm() {
   if (regions_.empty()) return std::sqrt(grad_sq_sum(model_.grads(), updated_));
-  // each element once over the world: the replicated tensors from this rank, the experts from every ep rank
-  std::vector<double> experts = {grad_sq_sum(model_.grads(), updated_experts_)};
-  if (cfg_.expert_group) cfg_.expert_group->all_reduce_sum(std::span<double>(experts));
-  return std::sqrt(grad_sq_sum(model_.grads(), updated_shared_) + experts[0]);
+  // each element once over the world: a region's squares divided by the ranks that hold the same values
+  std::vector<double> sq = {0.0};
+  for (size_t r = 0; r < regions_.size(); ++r)
+    sq[0] += grad_sq_sum(model_.grads(), updated_by_region_[r]) / double(regions_[r].holders());
+  if (cfg_.data_group) cfg_.data_group->all_reduce_sum(std::span<double>(sq));
+  return std::sqrt(sq[0]);
 }
 
 double CpuDeviceStep::update(double norm, double clip, double lr) {

@@ -4,7 +4,7 @@
 // group), so a run through it writes the bytes of a plain CPU run (tests/train/trainer_test.cpp). It needs no MPI,
 // so the standalone GPU build has it too. It is the reference the CUDA step is compared with
 // (tests/cuda/gpu/train_step_test.cpp) and what the CPU tests drive the trainer's device branch with
-// (tests/train/device_step_test.cpp, and under MPI tests/dist/train_layout_test.cpp: --dp, --ep); `trex train
+// (tests/train/device_step_test.cpp, and under MPI tests/dist/train_layout_test.cpp: --dp, --ep, --pp); `trex train
 // --device cpu` keeps the trainer's own path.
 #pragma once
 #include <memory>
@@ -47,10 +47,10 @@ class CpuDeviceStep : public DeviceStep {
   model::Model model_;
   TensorRanges updated_;
   std::unique_ptr<Optimizer> optimizer_;
-  // Expert parallelism (DeviceStepConfig::gradient_regions): the replica regions, and the updated tensors replicated
-  // on every rank and those of this rank's experts (the norm's two parts). Empty regions: no expert parallelism.
+  // Model sharding (DeviceStepConfig::gradient_regions): the replica regions and each one's updated tensors (the
+  // norm's parts). Empty regions: the whole model on every rank.
   std::vector<GradientRegion> regions_;
-  TensorRanges updated_shared_, updated_experts_;
+  std::vector<TensorRanges> updated_by_region_;
 };
 
 }  // namespace trex::train

@@ -7,15 +7,16 @@
 
 namespace trex::train {
 
-TensorRanges ranges_in_regions(const TensorRanges& ranges, std::span<const GradientRegion> regions, bool expert_shard) {
-  TensorRanges out;
+std::vector<TensorRanges> ranges_by_region(const TensorRanges& ranges, std::span<const GradientRegion> regions) {
+  std::vector<TensorRanges> out(regions.size());
   for (const auto& [off, n] : ranges) {
-    const GradientRegion* in = nullptr;
-    for (const GradientRegion& r : regions)
-      if (off >= r.begin && off + n <= r.end) in = &r;
+    size_t in = regions.size();
+    for (size_t r = 0; r < regions.size(); ++r)
+      if (off >= regions[r].begin && off + n <= regions[r].end) in = r;
     // regions are unions of whole tensors and cover the table: a range outside every region is a layout bug
-    if (!in) throw Error("internal: the tensor at offset " + std::to_string(off) + " lies in no gradient region");
-    if (in->expert_shard == expert_shard) out.emplace_back(off, n);
+    if (in == regions.size())
+      throw Error("internal: the tensor at offset " + std::to_string(off) + " lies in no gradient region");
+    out[in].emplace_back(off, n);
   }
   return out;
 }

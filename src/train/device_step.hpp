@@ -23,14 +23,18 @@
 namespace trex::train {
 
 // A contiguous range of the local flat buffers whose tensors share one replica group (dist::ParamRegion without
-// MPI): its gradients are summed over `replicas` (nullptr: this rank holds the only replica). expert_shard: the
-// routed experts of this rank under --ep — each ep rank holds other experts, so the gradient norm adds their
-// squares over the expert group.
+// MPI): its gradients are summed over `replicas` (nullptr: this rank holds the only replica), after which every
+// rank of that group holds the same values — so the gradient norm counts each of them once by adding its squares
+// divided by the group's size over all ranks.
 struct GradientRegion {
   int64_t begin = 0, end = 0;
   model::ProcessGroup* replicas = nullptr;
-  bool expert_shard = false;
+  int holders() const { return replicas ? replicas->size() : 1; }
 };
+
+// A step's micro-batches through this rank's pipeline stage (dist::Pipeline::run over `stage`, 1F1B), gradients
+// ACCUMULATED into the stage's; returns this stage's share of the losses averaged over the micro-batches.
+using StageRunner = std::function<model::Losses(model::StageModel& stage, std::span<const model::Batch> micro)>;
 
 struct DeviceStepConfig {
   model::ModelConfig model;
@@ -40,15 +44,20 @@ struct DeviceStepConfig {
   std::string matmul = "fp32"; // "fp32" | "bf16" products (fp32 accumulation, fp32 master weights)
   // Data parallelism (--dp, one replica per rank): the ranks' gradients are averaged in accumulate() and the
   // expert loads summed before the gate-bias update, so every replica takes the same step. nullptr: one process.
+  // Under --ep / --pp it is every rank of the job (the norm's sum, the loads).
   model::ProcessGroup* data_group = nullptr;
-  // Expert parallelism (--ep > 1, one pipeline stage; data_group is then every rank): this rank holds only its
-  // routed experts (placement, dist::make_placement), its routed rows travel among the ep ranks of expert_group,
-  // and the gradient sum of every replica region (gradient_regions, given the local parameter table) is divided by
-  // data_ranks (dp * ep). Empty placement and no regions: the whole model, gradients averaged over data_group.
+  // Model sharding (--ep > 1, --pp > 1): which tensors this rank holds (placement, dist::make_placement: its
+  // stage's layers, its routed experts); its routed rows travel among the ep ranks of expert_group; the gradient
+  // sum of every replica region (gradient_regions, given the local parameter table) is divided by data_ranks
+  // (dp * ep). Empty placement and no regions: the whole model, gradients averaged over data_group.
   model::ParamPlacement placement;
   model::ProcessGroup* expert_group = nullptr;
   std::function<std::vector<GradientRegion>(const model::ParamStore&)> gradient_regions;
   int data_ranks = 1;
+  // Pipeline parallelism (--pp > 1): this rank's stage runs layers [first_layer, end_layer) (end_layer < 0: all of
+  // them, one stage) and accumulate() hands its micro-batches to run_stages.
+  int64_t first_layer = 0, end_layer = -1;
+  StageRunner run_stages;
 };
 
 class DeviceStep {
@@ -83,7 +92,7 @@ class DeviceStep {
   virtual void set_optimizer_steps(int64_t t) = 0;
   // The optimizer moments in the layout of host()'s parameter table (one flat buffer per moment, zeros where a
   // tensor keeps no such state): the checkpoint layout in one process (what ShardedOptimizer::gather_canonical
-  // gives there); under --ep this rank's tensors, which the trainer gathers into the checkpoint.
+  // gives there); sharded (--ep, --pp) this rank's tensors, which the trainer gathers into the checkpoint.
   virtual void get_state(std::vector<float>& m, std::vector<float>& v) = 0;
   virtual void set_state(std::span<const float> m, std::span<const float> v) = 0;
 
@@ -92,9 +101,8 @@ class DeviceStep {
   virtual nlohmann::json memory() const = 0;
 };
 
-// The ranges of `ranges` (whole tensors) that lie in regions whose expert_shard equals `expert_shard`: the gradient
-// norm's two parts under expert parallelism (this rank's experts; everything replicated on every rank).
-TensorRanges ranges_in_regions(const TensorRanges& ranges, std::span<const GradientRegion> regions, bool expert_shard);
+// Each region's share of `ranges` (whole tensors): the gradient norm's parts, one per replica group.
+std::vector<TensorRanges> ranges_by_region(const TensorRanges& ranges, std::span<const GradientRegion> regions);
 
 // Makes the step of a device; set by the front end that links the device (the trex executable in CUDA builds).
 using DeviceStepFactory = std::function<std::unique_ptr<DeviceStep>(const DeviceStepConfig&)>;

@@ -157,9 +157,6 @@ void validate_options(const TrainOptions& o) {
                             "slice of each micro-batch)", o.micro_batch, o.dp * o.ep));
   parse_optimizer(o.optimizer);
   if (o.matmul != "fp32" && o.matmul != "bf16") throw Error("--matmul must be fp32 or bf16, not '" + o.matmul + "'");
-  if (o.device_step && o.pp > 1)
-    throw Error(fmt::format("--device cuda runs data and expert parallelism (--dp, --ep): --pp {} on GPUs is not "
-                            "implemented yet (docs/cuda.md)", o.pp));
   if (o.matmul == "bf16" && !o.device_step && !nn::bf16_matmul_supported())
     throw Error("--matmul bf16: this CPU lacks AVX512_BF16 (use --matmul fp32)");
 }
@@ -306,15 +303,22 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     dc.indexer_only = o.indexer_warmup;
     dc.matmul = o.matmul;
     dc.data_group = D ? D->data.get() : nullptr;
-    if (D && o.ep > 1) {  // this rank's experts only; each replica region averaged over its own replicas
+    if (D && (o.ep > 1 || o.pp > 1)) {  // this rank's stage and experts; each replica region averaged over its replicas
       dc.placement = dist::make_placement(cfg, D->layout, D->coords, stage_plan);
       dc.expert_group = D->experts.get();
       dc.data_ranks = D->data_ranks;
       dc.gradient_regions = [replicas = D->replicas.get()](const model::ParamStore& st) {
         std::vector<GradientRegion> out;
-        for (const dist::ParamRegion& r : replicas->regions(st))
-          out.push_back({r.begin, r.end, r.group, r.id == dist::kExpertGroup});
+        for (const dist::ParamRegion& r : replicas->regions(st)) out.push_back({r.begin, r.end, r.group});
         return out;
+      };
+    }
+    if (D && o.pp > 1) {  // the step's micro-batches through this rank's stage, 1F1B (dist/pipeline.hpp)
+      dc.first_layer = stage_plan.first[size_t(D->coords.pp)];
+      dc.end_layer = stage_plan.first[size_t(D->coords.pp) + 1];
+      dc.run_stages = [D, &stage_plan](model::StageModel& stage, std::span<const model::Batch> micro) {
+        if (!D->pipeline) D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, stage, stage_plan);
+        return D->pipeline->run(micro, {}, [D](const char* phase) { D->beat(phase); });
       };
     }
     dev = o.device_step(dc);
@@ -379,8 +383,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // ZeRO-1 under MPI: each rank keeps optimizer state for its shard of every replica region (sharded_optimizer.hpp).
   std::optional<ShardedOptimizer> optimizer;
   json memory;
-  if (dev) {  // every rank holds the same replica: one record stands for each; under --ep each rank's own
-    memory = D && o.ep > 1 ? device_memory_per_rank(*dev, *D->data) : json::array({dev->memory()});
+  if (dev) {  // every rank holds the same replica: one record stands for each; sharded each rank's own
+    memory = store.sharded() ? device_memory_per_rank(*dev, *D->data) : json::array({dev->memory()});
     if (lead)
       std::fprintf(stderr, "trex train: %s holds %.2f MiB (parameters %.2f + gradients %.2f + optimizer state %.2f + "
                    "activations %.2f)\n", dev->describe().c_str(), memory[0]["total_bytes"].get<double>() / 1048576.0,
@@ -407,7 +411,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     if (dev) {
       std::vector<float> m(size_t(store.canonical_numel())), v(m.size());
       load_optimizer_state(*resume_dir, m, v);
-      if (store.sharded()) {  // --ep: this rank's tensors of the canonical moments
+      if (store.sharded()) {  // --ep / --pp: this rank's tensors of the canonical moments
         std::vector<float> lm(store.params().size()), lv(lm.size());
         for (const model::ParamInfo& t : store.table()) {
           std::copy_n(m.begin() + t.canonical_offset, t.numel, lm.begin() + t.offset);
@@ -445,12 +449,10 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // --- FLOP convention, printed once ---
   const auto fpt = model::flops_per_token(cfg, T, /*with_mtp=*/true);
   const int64_t tokens_per_step = o.micro_batch * o.grad_accum * T;
-  if (D && cpu_model) {
-    D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, *cpu_model, stage_plan);
-    if (lead && o.pp > 1)
-      std::fprintf(stderr, "pipeline: %d stages balanced by forward FLOPs, 1F1B over %lld micro-batches: %s\n", o.pp,
-                   (long long)o.grad_accum, D->pipeline->plan().str().c_str());
-  }
+  if (D && cpu_model) D->pipeline = std::make_unique<dist::Pipeline>(D->pp_comm, *cpu_model, stage_plan);
+  if (D && lead && o.pp > 1)
+    std::fprintf(stderr, "pipeline: %d stages balanced by forward FLOPs, 1F1B over %lld micro-batches: %s\n", o.pp,
+                 (long long)o.grad_accum, stage_plan.str().c_str());
   if (lead)
     std::fprintf(stderr,
                "trex train: %s, %lld parameters, mode %s, optimizer %s%s, matmul %s, %lld x %lld x %lld tokens per step\n"
@@ -482,7 +484,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0. On a
     // device: its weights into the host copy and its moments in the canonical layout.
     ShardedOptimizer::Canonical canon;
-    if (dev && D && o.ep > 1) {  // each rank holds its experts: every rank's share travels to the writer
+    if (dev && store.sharded()) {  // each rank holds its stage / experts: every rank's share travels to the writer
       dev->download();
       std::vector<float> m, v;
       dev->get_state(m, v);
@@ -565,8 +567,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       dist::GradSyncStats st;
       Timer dev_t;
       if (dev) {
-        // A replica (under --ep: its experts) per rank on its device: the micro-batches, then the gradients
-        // averaged over the ranks (staged through the host, not overlapped: counted as compute).
+        // A replica (under --ep: its experts; --pp: its stage, 1F1B) per rank on its device: the micro-batches,
+        // then the gradients averaged over the ranks (staged through the host, not overlapped: counted as compute).
         sum = dev->accumulate(parts);
         compute_s = dev_t.seconds();
       } else {
@@ -583,7 +585,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
       sum.total = red[0], sum.ce = red[1], sum.mtp = red[2], sum.balance = red[3], sum.indexer = red[4];
       const double ep_wait = D->experts->take_wait_seconds();
       comm_s = st.exposed_seconds + ep_wait + red_t.seconds();
-      if (!dev) {
+      if (D->pipeline) {
         bubble_s = D->pipeline->stats().bubble_seconds;
         compute_s = D->pipeline->stats().compute_seconds - ep_wait;
       }

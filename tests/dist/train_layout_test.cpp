@@ -1,4 +1,4 @@
-// `mpirun -np N trex train ... --dp a --ep b` on real packed CPT data: the same loss curve as one process (each
+// `mpirun -np N trex train ... --dp a --ep b --pp c` on real packed CPT data: the same loss curve as one process (each
 // data rank takes its slice of every micro-batch, normalised by the whole micro-batch's target counts), a
 // checkpoint written under expert parallelism resumes in one process and continues that run's curve, and
 // layouts that do not fit the job or the batch are clear errors.
@@ -211,6 +211,52 @@ TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess
   const auto c = losses(dir / "resume" / "metrics.jsonl");
   ASSERT_EQ(c.size(), 4u);
   for (size_t i = 0; i < c.size(); ++i) EXPECT_LT(std::abs(b[4 + i] - c[i]) / b[4 + i], 1e-5) << "step " << i + 5;
+}
+
+// The device branch under pipeline parallelism (--pp 2 with the CPU device step, the branch `--device cuda --pp 2`
+// takes: each rank holds its stage's layers, dist::Pipeline runs 1F1B over the device step's stage model, the
+// embedding's gradient summed over the first and last stage, the norm counting each replica once over the world),
+// clipped at every step so that a wrong norm changes the curve: against one process and the CPU's pipeline. Its
+// checkpoint (gathered from both stages) resumes in one process, and a one-process checkpoint resumes in it.
+TEST_F(TrainLayout, PipelineDeviceBranchMatchesOneProcess) {
+  const std::string opts = " --grad-accum 2 --clip 0.05 --save-every 3";
+  auto one = sh(0, train("one", 6) + opts, dir, "one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  auto pp = sh(2, train("pp", 6) + opts + " --pp 2", dir, "pp");
+  ASSERT_EQ(pp.status, 0) << pp.output;
+  auto dev = sh(2, train("dev", 6) + opts + " --pp 2 --test-cpu-device-step", dir, "dev");
+  ASSERT_EQ(dev.status, 0) << dev.output;
+  EXPECT_NE(dev.output.find("pipeline: 2 stages"), std::string::npos) << dev.output;
+  const auto a = losses(dir / "one" / "metrics.jsonl"), b = losses(dir / "pp" / "metrics.jsonl"),
+             c = losses(dir / "dev" / "metrics.jsonl");
+  ASSERT_EQ(c.size(), 6u);
+  for (size_t i = 0; i < c.size(); ++i) {
+    EXPECT_LT(std::abs(a[i] - c[i]) / a[i], 1e-5) << "step " << i + 1;
+    EXPECT_LT(std::abs(b[i] - c[i]) / b[i], 1e-5) << "step " << i + 1;
+  }
+  const auto first_one = first_record(dir / "one" / "metrics.jsonl"), first_dev = first_record(dir / "dev" / "metrics.jsonl");
+  EXPECT_EQ(first_dev.at("layout"), "dp1 ep1 pp2");
+  EXPECT_NEAR(first_dev.at("grad_norm").get<double>(), first_one.at("grad_norm").get<double>(),
+              1e-5 * first_one.at("grad_norm").get<double>());
+  EXPECT_LT(first_dev.at("clip_scale").get<double>(), 1.0);
+  EXPECT_GT(first_dev.at("bubble_seconds").get<double>(), 0.0) << "the first stage waits for the last one's gradients";
+  const auto& mem = first_dev.at("memory_per_rank");
+  ASSERT_EQ(mem.size(), 2u);
+  for (const auto& r : mem)
+    EXPECT_LT(r.at("param_bytes").get<int64_t>(), first_one.at("memory_per_rank")[0].at("param_bytes").get<int64_t>())
+        << r.dump();
+  seed_resume(dir, "dev", "step-00000003", "resume");
+  auto res = sh(0, train("resume", 6) + opts + " --resume", dir, "resume");
+  ASSERT_EQ(res.status, 0) << res.output;
+  const auto d = losses(dir / "resume" / "metrics.jsonl");
+  ASSERT_EQ(d.size(), 3u);
+  for (size_t i = 0; i < d.size(); ++i) EXPECT_LT(std::abs(c[3 + i] - d[i]) / c[3 + i], 1e-5) << "step " << i + 4;
+  seed_resume(dir, "one", "step-00000003", "resume_pp");
+  auto res_pp = sh(2, train("resume_pp", 6) + opts + " --pp 2 --test-cpu-device-step --resume", dir, "resume_pp");
+  ASSERT_EQ(res_pp.status, 0) << res_pp.output;
+  const auto e = losses(dir / "resume_pp" / "metrics.jsonl");
+  ASSERT_EQ(e.size(), 3u);
+  for (size_t i = 0; i < e.size(); ++i) EXPECT_LT(std::abs(a[3 + i] - e[i]) / a[3 + i], 1e-5) << "step " << i + 4;
 }
 
 TEST_F(TrainLayout, LayoutsThatDoNotFitAreClearErrors) {

@@ -324,14 +324,32 @@ std::string TrainStepParity::str() const {
 
 TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type, train::OptimizerKind kind,
                                     int64_t steps, int64_t accum, double clip, double lr, uint64_t seed, int64_t B,
-                                    int64_t T) {
+                                    int64_t T, bool through_stage) {
   if (steps < 2) throw Error("compare_train_steps: at least 2 steps (it resumes halfway)");
   train::DeviceStepConfig dc;
   dc.model = cfg;
   dc.optimizer.kind = kind;
   dc.matmul = type == GemmType::bf16 ? "bf16" : "fp32";
   train::CpuDeviceStep cpu(dc);
-  const std::unique_ptr<train::DeviceStep> gpu = make_gpu_train_step(dc);
+  train::DeviceStepConfig dg = dc;
+  if (through_stage) {
+    dg.gradient_regions = [](const model::ParamStore& st) {
+      return std::vector<train::GradientRegion>{{0, int64_t(st.params().size()), nullptr}};
+    };
+    dg.run_stages = [](model::StageModel& m, std::span<const model::Batch> micro) {
+      model::Losses sum;
+      const int64_t L = m.config().num_hidden_layers;
+      auto forward = [&](size_t i) {
+        sum.add_weighted(m.stage_forward(int(i), micro[i], 0, L, nullptr), 1.0 / double(micro.size()));
+      };
+      forward(0);
+      (void)m.stage_backward(0, nullptr);  // right after its forward: no recompute
+      for (size_t i = 1; i < micro.size(); ++i) forward(i);
+      for (size_t i = 1; i < micro.size(); ++i) (void)m.stage_backward(int(i), nullptr);  // each recomputes
+      return sum;
+    };
+  }
+  const std::unique_ptr<train::DeviceStep> gpu = make_gpu_train_step(dg);
   model::init_params(cpu.host(), cfg, seed);
   model::init_params(gpu->host(), cfg, seed);
   cpu.upload();
@@ -775,6 +793,135 @@ ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, Gemm
       r.worst_grad_rel = std::isnan(err) ? INFINITY : err;
       r.worst_grad_tensor = p.name;
     }
+  }
+  return r;
+}
+
+namespace {
+// dist::make_placement's rule for one data rank and pp = 2 (the gpu tests do not link MPI).
+model::ParamPlacement stage_placement(const model::ModelConfig& cfg, int64_t first, int64_t end) {
+  const bool first_stage = first == 0, last_stage = end == cfg.num_hidden_layers;
+  const bool mtp = cfg.num_nextn_predict_layers > 0;
+  return [=](const std::string& name) -> int {
+    if (name.rfind("layers.", 0) == 0) {
+      const int64_t l = std::stoll(name.substr(7, name.find('.', 7) - 7));
+      return l >= first && l < end ? 0 : -1;
+    }
+    if (name == "embed.weight") return first_stage || (last_stage && mtp) ? 0 : -1;
+    return last_stage ? 0 : -1;  // mtp.*, head, final norm, head collapse
+  };
+}
+}  // namespace
+
+bool PipelineParity::ok() const {
+  return error.empty() && tensors > 0 && stages_hold_their_layers && load_mismatches == 0 &&
+         worst_loss_rel <= loss_bound && worst_grad_rel <= grad_bound;
+}
+
+std::string PipelineParity::str() const {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "pipeline stages (layers [0, %lld) | the rest) %s | worst loss rel %.2e (bound %.0e), worst grad rel "
+                "%.2e in %s (bound %.0e; %lld tensors), load mismatches %lld, stages hold their layers %s%s%s",
+                (long long)split, ok() ? "ok" : "FAILED", worst_loss_rel, loss_bound, worst_grad_rel,
+                worst_grad_tensor.c_str(), grad_bound, (long long)tensors, (long long)load_mismatches,
+                stages_hold_their_layers ? "yes" : "NO", error.empty() ? "" : " | error: ", error.c_str());
+  return buf;
+}
+
+PipelineParity compare_pipeline_stages(const model::ModelConfig& cfg, GemmType type, uint64_t seed, int64_t T) {
+  PipelineParity r;
+  r.loss_bound = loss_bound(type);
+  r.grad_bound = grad_bound(type);
+  const int64_t Lm = cfg.num_hidden_layers;
+  r.split = std::max<int64_t>(1, Lm / 2);
+  if (r.split >= Lm) {
+    r.error = "the preset has one layer: nothing to split";
+    return r;
+  }
+  const BatchData data = make_batch(cfg, seed + 1, 2, T);
+  const model::Batch b{2, T, data.tokens.data(), data.docs.data(), nullptr};
+  ModelOptions base = gpu_options(type);
+  base.activation_bytes = size_t(1) << 30;
+  try {
+    Model one(cfg, base);
+    model::init_params(one.host(), cfg, seed);
+    one.upload();
+    const RankResult ref = step_result(one, one.forward_backward(b));
+    std::vector<float> g_one(size_t(one.numel()));
+    one.download_grads(g_one);
+
+    std::vector<std::unique_ptr<Model>> st;
+    for (const auto& [first, end] : {std::pair<int64_t, int64_t>{0, r.split}, {r.split, Lm}}) {
+      ModelOptions o = base;
+      o.placement = stage_placement(cfg, first, end);
+      o.first_layer = first;
+      o.end_layer = end;
+      st.push_back(std::make_unique<Model>(cfg, o));
+      model::init_params(st.back()->host(), cfg, seed);  // the canonical streams: the one-process values
+      st.back()->upload();
+    }
+    r.stages_hold_their_layers = true;
+    for (int s = 0; s < 2; ++s)
+      for (const auto& p : st[size_t(s)]->host().canonical_table()) {
+        const bool held = st[size_t(s)]->host().find(p.name) >= 0;
+        if (held != (stage_placement(cfg, s == 0 ? 0 : r.split, s == 0 ? r.split : Lm)(p.name) >= 0))
+          r.stages_hold_their_layers = false;
+      }
+    const size_t streams = size_t(b.B * b.T * cfg.hc_mult * cfg.hidden_size);
+    std::vector<float> x(streams), dx(streams);
+    const model::Losses l0 = st[0]->stage_forward(b, nullptr);
+    st[0]->stage_output(x);
+    const model::Losses l1 = st[1]->stage_forward(b, x.data());
+    st[1]->stage_backward(nullptr, dx);
+    st[0]->stage_backward(dx.data(), {});
+    model::Losses got = l1;
+    got.balance += l0.balance;
+    got.indexer += l0.indexer;
+    const model::Losses& want = ref.losses;
+    for (const double e : {rel(got.ce, want.ce), rel(got.mtp, want.mtp), rel(got.balance, want.balance),
+                           rel(got.indexer, want.indexer)})
+      r.worst_loss_rel = std::max(r.worst_loss_rel, std::isnan(e) ? INFINITY : e);
+    std::vector<RankResult> stage_res;
+    for (int s = 0; s < 2; ++s) {
+      stage_res.push_back(step_result(*st[size_t(s)], {}));
+      stage_res.back().grads.resize(size_t(st[size_t(s)]->numel()));
+      st[size_t(s)]->download_grads(stage_res.back().grads);
+    }
+    for (size_t blk = 0; blk < ref.loads.size(); ++blk) {
+      const int s = int64_t(blk) < r.split ? 0 : 1;  // MTP blocks (blk >= L) run on the last stage
+      if (stage_res[size_t(s)].loads.at(blk) != ref.loads[blk]) ++r.load_mismatches;
+    }
+    for (const auto& p : one.host().table()) {
+      if (!p.trainable) continue;
+      std::vector<const float*> parts;  // the stage that holds it; the embedding's two parts
+      for (int s = 0; s < 2; ++s) {
+        const int64_t off = st[size_t(s)]->host().find(p.name);
+        if (off >= 0) parts.push_back(stage_res[size_t(s)].grads.data() + off);
+      }
+      double diff = 0, norm = 0;
+      for (int64_t j = 0; j < p.numel; ++j) {
+        double g = 0;
+        for (const float* part : parts) g += part[j];
+        const double ref_g = g_one[size_t(p.offset + j)];
+        diff += (g - ref_g) * (g - ref_g);
+        norm += ref_g * ref_g;
+      }
+      const double err = parts.empty() ? INFINITY : std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+      ++r.tensors;
+      if (!(err <= r.worst_grad_rel)) {
+        r.worst_grad_rel = std::isnan(err) ? INFINITY : err;
+        r.worst_grad_tensor = p.name;
+      }
+    }
+    // the backward belongs to the latest forward: a second backward without a forward is refused
+    try {
+      st[0]->stage_backward(dx.data(), {});
+      r.error = "a second stage_backward without its forward was accepted";
+    } catch (const Error&) {
+    }
+  } catch (const std::exception& e) {
+    r.error = e.what();
   }
   return r;
 }

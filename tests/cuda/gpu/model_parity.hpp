@@ -59,6 +59,9 @@ CurveParity compare_training(const model::ModelConfig& cfg, GemmType type, train
 // gradient norm and the clip scale; the GPU's optimizer state through get_state / set_state and back (bit for bit
 // the same); halfway, a fresh CPU step continues from the GPU's weights and moments (what a checkpoint written on
 // the GPU and resumed on the CPU carries) and must follow the GPU's curve; a poisoned gradient gives a NaN norm.
+// through_stage: the GPU step takes its micro-batches as a one-stage pipeline (DeviceStepConfig::run_stages: the
+// first micro-batch's backward right after its forward, then the other forwards, then their backwards, each of
+// which recomputes its forward).
 struct TrainStepParity {
   std::vector<double> cpu_loss, gpu_loss, cpu_norm, gpu_norm, cpu_clip, gpu_clip;
   std::vector<double> resumed_on_cpu;  // the CPU continuing from the GPU's halfway state: steps [resume_at, steps)
@@ -70,7 +73,7 @@ struct TrainStepParity {
 };
 TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type, train::OptimizerKind opt,
                                     int64_t steps, int64_t accum, double clip, double lr, uint64_t seed, int64_t B,
-                                    int64_t T);
+                                    int64_t T, bool through_stage = false);
 
 // Expert parallelism of the GPU model (ModelOptions::placement, expert_group) without MPI: `ranks` GPU models on
 // one device, each in a thread of its own and holding only its routed experts, their collectives met in shared
@@ -90,6 +93,23 @@ struct ExpertParallelParity {
 };
 ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, GemmType type, int ranks, uint64_t seed,
                                              int64_t T);
+
+// Pipeline stages: the GPU model cut into two stages (ModelOptions::first_layer / end_layer, each holding only its
+// layers; the embedding on both ends under MTP) running one batch — stage 0's streams into stage 1, stage 1's
+// input gradient back into stage 0 — against one process's forward_backward: the losses (each stage's share
+// added), every tensor's gradient (the embedding's two parts added), the expert loads of each stage's blocks; and a
+// second backward without its forward is refused (the model keeps one batch: a backward follows its forward).
+struct PipelineParity {
+  int64_t split = 0;  // stage 0 holds layers [0, split)
+  double worst_loss_rel = 0, worst_grad_rel = 0, loss_bound = 0, grad_bound = 0;
+  std::string worst_grad_tensor;
+  int64_t tensors = 0, load_mismatches = 0;
+  bool stages_hold_their_layers = false;
+  std::string error;
+  bool ok() const;
+  std::string str() const;
+};
+PipelineParity compare_pipeline_stages(const model::ModelConfig& cfg, GemmType type, uint64_t seed, int64_t T);
 
 // The GPU decoder (cuda::Decoder) against the CPU's model::Decoder on the same parameters (sinks, mHC bases and gate
 // biases perturbed so that every path is live): a prompt longer than the window, the compressor rings and a

@@ -4,7 +4,8 @@
 //             AVX512_BF16), 20 AdamW steps fp32 with a resume across devices at step 10, and the trainer's device
 //             step (6 Muon steps of 2 micro-batches, clipped) against the CPU's, and the GPU decoder against the
 //             CPU decoder (every position's logits of chunked prompts, ragged and batched steps, a reused slot),
-//             and expert parallelism over 2 ranks as threads against the one-process GPU model
+//             and expert parallelism over 2 ranks as threads and two pipeline stages against the one-process GPU
+//             model
 //   --bench   the ~1B V4-style MoE preset below in bf16 on one GPU: forward + backward + AdamW per step, tokens/s,
 //             model TFLOP/s by the CPU report's formula (model_info.hpp flops_per_token: train = 3 x forward,
 //             forward = 2 N_mm + attention + indexer, MTP included) and MFU against 989 TFLOP/s (H100/H200 dense
@@ -85,7 +86,12 @@ bool run_parity(const Out& out) {
   out.line(std::string("{\"check\":\"expert_parallel\",\"ok\":") + (ep.ok() ? "true" : "false") + ",\"ranks\":" +
            std::to_string(ep.ranks) + ",\"worst_loss_rel\":" + std::to_string(ep.worst_loss_rel) +
            ",\"worst_grad_rel\":" + std::to_string(ep.worst_grad_rel) + "}");
-  return ok && c.ok() && t.ok() && dp.ok() && ep.ok();
+  const PipelineParity pp = compare_pipeline_stages(tiny, GemmType::fp32, 43, 64);
+  std::printf("pipeline stages fp32 %s\n", pp.str().c_str());
+  out.line(std::string("{\"check\":\"pipeline_stages\",\"ok\":") + (pp.ok() ? "true" : "false") +
+           ",\"worst_loss_rel\":" + std::to_string(pp.worst_loss_rel) + ",\"worst_grad_rel\":" +
+           std::to_string(pp.worst_grad_rel) + "}");
+  return ok && c.ok() && t.ok() && dp.ok() && ep.ok() && pp.ok();
 }
 
 bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {

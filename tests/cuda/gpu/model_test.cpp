@@ -1,8 +1,8 @@
 // gpu-labelled: the GPU model against the CPU model on the tiny preset (model_parity.hpp): one step's losses and
 // gradients, fp32 and bf16 products; 20 training steps' loss curves (AdamW, Muon) with a resume across devices;
 // the trainer's device step (gradient accumulation, clipped norm, state in the checkpoint layout) against the CPU's;
-// the GPU decoder against the CPU decoder; expert parallelism (ranks as threads) against one process, and the
-// placements and expert groups the GPU model refuses.
+// the GPU decoder against the CPU decoder; expert parallelism (ranks as threads) and pipeline stages against one
+// process, and the placements and expert groups the GPU model refuses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -80,6 +80,23 @@ TEST(CudaModel, TrainerDeviceStepFollowsTheCpuStepMuon) {
   std::printf("%s\n", r.str().c_str());
 }
 
+// The trainer's device step with its micro-batches through the pipeline-stage interface (GpuStage: the forwards
+// first, the backwards recomputing theirs) follows the CPU step like the plain accumulation does.
+TEST(CudaModel, TrainerDeviceStepThroughAStageFollowsTheCpuStep) {
+  TREX_REQUIRE_GPU();
+  const TrainStepParity r = compare_train_steps(model::ModelConfig::preset("tiny"), GemmType::fp32,
+                                                train::OptimizerKind::AdamW, 4, 3, 0.05, 1e-3, 23, 2, 64, true);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
+TEST(CudaModel, PipelineStagesFollowOneProcess) {
+  TREX_REQUIRE_GPU();
+  const PipelineParity r = compare_pipeline_stages(model::ModelConfig::preset("tiny"), GemmType::fp32, 43, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
 TEST(CudaModel, ExpertParallelRanksFollowOneProcess) {
   TREX_REQUIRE_GPU();
   for (const int ranks : {2, 4}) {  // the tiny preset's 8 experts: 4 or 2 per rank
@@ -119,7 +136,7 @@ std::string construction_error(const model::ModelConfig& cfg, const ModelOptions
 }
 }  // namespace
 
-TEST(CudaModel, RefusesPipelineStagesAndMismatchedExpertGroups) {
+TEST(CudaModel, RefusesPlacementsWithoutWhatTheStageRunsAndMismatchedExpertGroups) {
   TREX_REQUIRE_GPU();
   const model::ModelConfig cfg = model::ModelConfig::preset("tiny");  // 8 routed experts
   auto own_experts = [](int rank, int per_rank) -> model::ParamPlacement {
@@ -131,10 +148,21 @@ TEST(CudaModel, RefusesPipelineStagesAndMismatchedExpertGroups) {
   };
   ModelOptions o;
   o.activation_bytes = size_t(64) << 20;
-  {  // a pipeline stage: the head on another rank
+  {  // the whole model (the last stage) without its head
     ModelOptions p = o;
     p.placement = [](const std::string& name) { return name == "head.weight" ? -1 : 0; };
     EXPECT_NE(construction_error(cfg, p).find("leaves out head.weight"), std::string::npos);
+  }
+  {  // a first stage may leave the head to the last one, but not its own layers
+    ModelOptions p = o;
+    p.first_layer = 0;
+    p.end_layer = 1;
+    p.placement = [](const std::string& name) { return name.rfind("layers.1.", 0) == 0 || name == "head.weight" ? -1 : 0; };
+    EXPECT_EQ(construction_error(cfg, p), "");
+    p.placement = [](const std::string& name) { return name.rfind("layers.0.attn", 0) == 0 ? -1 : 0; };
+    EXPECT_NE(construction_error(cfg, p).find("which the stage of layers [0, 1) runs"), std::string::npos);
+    p.end_layer = 0;
+    EXPECT_NE(construction_error(cfg, p).find("are not a stage"), std::string::npos);
   }
   {  // 8 experts over 3 ranks
     SizeOnlyGroup g(0, 3);
