@@ -124,7 +124,7 @@ double indexer_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const fl
   double* row_loss = c.arena.doubles(N);
   indexer_kl(ix, kl, scores, row_loss, dqI, dlam, dK, c.arena, c.s);  // the gradients too (inference: unused)
   const double loss = sum_row_losses(row_loss, N, c.s) * kl.coeff;
-  if (!c.training) return loss;
+  if (!c.training || !c.indexer_grads) return loss;  // inference, or a recomputed forward
   scale_in_place(dlam, N * HI, lam_scale, c.s);
   linear_backward(c, xa, s.xa16, b.iwp, dlam, nullptr, nullptr, false, N, HI, d);
   rope(dqI, N, HI, cI, seq.pos, c.rope_b, true, c.s);

@@ -210,7 +210,8 @@ double head_xent(Ctx& c, const float* logits, const int32_t* tgt, int64_t rows, 
 
 // The forward of layers [first, last): from the embedding (first == 0) or the streams `input` (host, [N, n, d]);
 // the head, the cross-entropy and the MTP modules when last == L. The CPU's forward_range (model.cpp).
-Losses forward_range(Model::Impl& I, const Batch& bt, bool training, int64_t first, int64_t last, const float* input) {
+Losses forward_range(Model::Impl& I, const Batch& bt, bool training, int64_t first, int64_t last, const float* input,
+                     bool again = false) {
   const model::ModelConfig& cfg = I.cfg;
   if (bt.B <= 0 || bt.T <= 0 || !bt.tokens) throw Error("cuda model: empty batch");
   const int64_t B = bt.B, T = bt.T, N = B * T, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
@@ -232,6 +233,7 @@ Losses forward_range(Model::Impl& I, const Batch& bt, bool training, int64_t fir
   }
   I.arena->reset();
   Ctx c = I.ctx(training);
+  c.indexer_grads = !again;  // a forward recomputed for its backward: the indexer's gradients are in already
   I.saved.assign(I.blocks.size(), BlockSaved{});
   I.mtp.assign(size_t(cfg.num_nextn_predict_layers), MtpSaved{});
   I.mseq_host.resize(size_t(cfg.num_nextn_predict_layers));
@@ -673,9 +675,9 @@ Losses Model::forward(const Batch& batch) {
   return L;
 }
 
-Losses Model::stage_forward(const Batch& batch, const float* input) {
+Losses Model::stage_forward(const Batch& batch, const float* input, bool again) {
   require_gradients(*impl_, "stage_forward");
-  const Losses L = forward_range(*impl_, batch, true, impl_->stage_first, impl_->stage_end, input);
+  const Losses L = forward_range(*impl_, batch, true, impl_->stage_first, impl_->stage_end, input, again);
   impl_->stream.synchronize();
   return L;
 }
@@ -686,7 +688,8 @@ void Model::stage_output(std::span<float> out) {
   if (!I.has_forward || !I.Xout) throw Error("cuda model: stage_output before a stage_forward");
   if (int64_t(out.size()) != n)
     throw Error(fmt::format("cuda model: a stage's output holds {} floats, not {}", n, out.size()));
-  TREX_CUDA_CHECK(cudaMemcpyAsync(out.data(), I.Xout, sizeof(float) * size_t(n), cudaMemcpyDeviceToHost, I.stream.get()));
+  TREX_CUDA_CHECK(
+      cudaMemcpyAsync(out.data(), I.Xout, sizeof(float) * size_t(n), cudaMemcpyDeviceToHost, I.stream.get()));
   I.stream.synchronize();
 }
 

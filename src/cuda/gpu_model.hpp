@@ -14,7 +14,7 @@
 // with the computation; compiled, not yet run on a GPU). A pipeline stage (ModelOptions::first_layer, end_layer)
 // holds its layers only and runs one micro-batch's stage forward and backward at a time (stage_forward /
 // stage_backward, streams through the host); the trainer's step recomputes a slot's forward when other forwards
-// came between (cuda/gpu_train_step.cpp). CUDA builds only.
+// came between (train/recompute_stage.hpp). CUDA builds only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -91,7 +91,9 @@ class Model {
   // the stage into `out` (host). stage_backward runs the backward of that forward (the next forward discards it),
   // gradients ACCUMULATED, from output_grad (host; ignored on the last stage), and writes the gradient wrt the
   // input streams into input_grad (host; the first stage sends it into the embedding, input_grad empty).
-  model::Losses stage_forward(const model::Batch& batch, const float* input);
+  // again: the forward once more for its backward (the activations of another batch came between), without adding
+  // the indexer's forward-time gradients a second time.
+  model::Losses stage_forward(const model::Batch& batch, const float* input, bool again = false);
   void stage_output(std::span<float> out);
   void stage_backward(const float* output_grad, std::span<float> input_grad);
   int64_t first_layer() const;

@@ -103,6 +103,7 @@ struct Ctx {
   bool training;
   DeviceRope rope_a, rope_b;  // as detail::Ctx: ratio-0 layers; compressed layers, compressors, indexer
   bool balance_loss = true;   // false (the decoder): the MoE's sequence-balance loss is not computed
+  bool indexer_grads = true;  // detail::Ctx's: false in a forward recomputed for its backward
   // Expert parallelism: the ep ranks (null or size 1: every expert here) and the host buffers of the exchange
   model::ProcessGroup* ep_group = nullptr;
   EpStaging* ep_staging = nullptr;

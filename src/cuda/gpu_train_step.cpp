@@ -19,6 +19,7 @@
 #include "cuda/grad_norm.hpp"
 #include "cuda/model_glue.hpp"
 #include "cuda/stream.hpp"
+#include "train/recompute_stage.hpp"
 #include "train/train_step.hpp"
 #include "util/error.hpp"
 
@@ -42,67 +43,24 @@ ModelOptions model_options(const train::DeviceStepConfig& c) {
   return o;
 }
 
-// The GPU model as a pipeline stage (model::StageModel, what dist::Pipeline drives): the GPU model keeps one
-// micro-batch's activations (its arena is reset at every forward), so each slot keeps its micro-batch and input
-// streams, and a slot's backward first recomputes its forward when another forward ran in between (1F1B's
-// warm-up on the earlier stages; the last stage's backward always follows its own forward). The recomputed forward
-// is the same arithmetic on the same inputs: the same activations and loads, so the same gradients.
-class GpuStage final : public model::StageModel {
+// The GPU model as one micro-batch's stage (it keeps one batch's activations): what train::RecomputingStage
+// turns into the pipeline's stage model.
+class GpuSingleBatchStage final : public train::SingleBatchStage {
  public:
-  explicit GpuStage(Model& m) : model_(m) {}
+  explicit GpuSingleBatchStage(Model& m) : model_(m) {}
   const model::ModelConfig& config() const override { return model_.config(); }
-
-  model::Losses stage_forward(int slot, const model::Batch& batch, int64_t first, int64_t last,
-                              const float* input) override {
-    if (first != model_.first_layer() || last != model_.end_layer())
-      throw Error(fmt::format("pipeline: stage of layers [{}, {}) asked for layers [{}, {})", model_.first_layer(),
-                              model_.end_layer(), first, last));
-    Slot& s = at(slot);
-    s.batch = batch;
-    const size_t n = streams(batch);
-    if (input)
-      s.input.assign(input, input + n);
-    else
-      s.input.clear();
-    const model::Losses l = model_.stage_forward(batch, input);
-    if (last < config().num_hidden_layers) {
-      s.output.resize(n);
-      model_.stage_output(s.output);
-    }
-    resident_ = slot;
-    return l;
+  int64_t first_layer() const override { return model_.first_layer(); }
+  int64_t end_layer() const override { return model_.end_layer(); }
+  model::Losses forward(const model::Batch& batch, const float* input, bool again) override {
+    return model_.stage_forward(batch, input, again);
   }
-  std::span<const float> stage_output(int slot) const override { return slots_.at(size_t(slot)).output; }
-  std::span<const float> stage_backward(int slot, const float* output_grad) override {
-    Slot& s = at(slot);
-    if (resident_ != slot) {  // its activations were overwritten: the same forward again
-      (void)model_.stage_forward(s.batch, s.input.empty() ? nullptr : s.input.data());
-      ++recomputed_;
-    }
-    resident_ = -1;
-    s.input_grad.resize(model_.first_layer() > 0 ? streams(s.batch) : 0);
-    model_.stage_backward(output_grad, s.input_grad);
-    return s.input_grad;
+  void output(std::span<float> out) override { model_.stage_output(out); }
+  void backward(const float* output_grad, std::span<float> input_grad) override {
+    model_.stage_backward(output_grad, input_grad);
   }
-  int64_t recomputed() const { return recomputed_; }
 
  private:
-  struct Slot {
-    model::Batch batch;  // its arrays stay valid until the step's last backward (dist::Pipeline::run)
-    std::vector<float> input, output, input_grad;  // host streams, allocated once per slot and reused
-  };
-  Slot& at(int slot) {
-    if (slot < 0 || slot > 4096) throw Error(fmt::format("pipeline: activation slot {} out of range", slot));
-    if (size_t(slot) >= slots_.size()) slots_.resize(size_t(slot) + 1);
-    return slots_[size_t(slot)];
-  }
-  size_t streams(const model::Batch& b) const {
-    return size_t(b.B * b.T * config().hc_mult * config().hidden_size);
-  }
   Model& model_;
-  std::vector<Slot> slots_;
-  int resident_ = -1;  // the slot whose forward activations the model holds
-  int64_t recomputed_ = 0;
 };
 
 model::ProcessGroup* data_parallel(const train::DeviceStepConfig& c) {
@@ -119,7 +77,8 @@ class GpuTrainStep : public train::DeviceStep {
         opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
         norm_(updated_),
         pg_(data_parallel(c)),
-        stage_(model_) {
+        single_(model_),
+        stage_(single_) {
     if (c.run_stages && !c.gradient_regions) throw Error("internal: a pipeline stage without its gradient regions");
     if (c.gradient_regions) {  // --ep / --pp: each replica region summed over its own replicas (cpu_device_step.cpp)
       regions_ = c.gradient_regions(model_.host());
@@ -243,7 +202,8 @@ class GpuTrainStep : public train::DeviceStep {
   std::vector<train::GradientRegion> regions_;
   std::vector<std::unique_ptr<DeviceGroup>> region_groups_;
   std::vector<SquareSum> norm_parts_;
-  GpuStage stage_;  // --pp: what the pipeline drives
+  GpuSingleBatchStage single_;      // --pp: this rank's stage, one micro-batch at a time,
+  train::RecomputingStage stage_;   // and as the pipeline drives it (a slot's forward recomputed at its backward)
 };
 
 }  // namespace

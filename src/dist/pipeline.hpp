@@ -1,8 +1,8 @@
 // Pipeline parallelism: one stage of a pipeline of model layers (StagePlan) running a 1F1B schedule over the
 // micro-batches of a step. Stage s runs min(S-s-1, M) warm-up forwards, then alternates one forward and one
 // backward, then drains the remaining backwards; each micro-batch keeps its activations in its own activation
-// slot of the stage (model::StageModel: the CPU model, or the GPU model's trainer step, which recomputes a slot's
-// forward at its backward) until its backward. Between stages the multi-stream residual state
+// slot of the stage (model::StageModel: the CPU model, or train::RecomputingStage over the GPU model, which
+// recomputes a slot's forward at its backward) until its backward. Between stages the multi-stream residual state
 // [rows, hc_mult, hidden] travels forward and its gradient backward with MPI point-to-point on the pipeline's
 // own communicator: sends are nonblocking (MPI_Isend straight from the slot's activation memory, completed
 // before the slot is reused), receives block — the time blocked in them (and in completing sends) is the

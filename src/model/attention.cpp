@@ -119,7 +119,7 @@ double indexer_forward(Ctx& c, const Seq& seq, const BlockOff& b, const float* x
   float* dlam = c.arena.floats(N * HI);
   float* dK = nullptr;
   const double loss = nn::indexer_kl(ix, kl, scores, dqI, dlam, &dK, c.arena, c.nthreads, c.training);
-  if (!c.training) return loss;  // inference: the loss value only
+  if (!c.training || !c.indexer_grads) return loss;  // inference, or a recomputed forward: the loss value only
   for (int64_t i = 0; i < N * HI; ++i) dlam[i] *= lam_scale;
   nn::linear_backward(xa, c.p(b.iwp), dlam, nullptr, c.g(b.iwp), N, HI, d, false, nullptr, s.xa16);
   nn::rope_apply(dqI, N, HI, cI, seq.pos.data(), c.rope_b, true);

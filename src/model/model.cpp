@@ -371,7 +371,7 @@ Ctx make_ctx(Model& m, Acts& A, const ModelConfig& cfg, ParamStore& st, Model::I
 // Forward of layers [l0, l1) for one slot. l0 == 0: embedding of the tokens; else Xin (copied) enters layer l0.
 // l1 == L: the head, the cross-entropy and the MTP modules run too. Losses: this range's share.
 Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, ParamStore& st, const Batch& bt,
-                     int64_t l0, int64_t l1, const float* Xin, bool training) {
+                     int64_t l0, int64_t l1, const float* Xin, bool training, bool again = false) {
   if (bt.B <= 0 || bt.T <= 0 || !bt.tokens) throw Error("model: empty batch");
   const int64_t Lm = cfg.num_hidden_layers;
   if (l0 < 0 || l1 > Lm || l0 >= l1) throw Error("model: layer range [" + std::to_string(l0) + ", " +
@@ -399,6 +399,7 @@ Losses forward_range(Model& m, Model::Impl& I, Acts& A, const ModelConfig& cfg, 
   A.training = training;
   A.backward_pending = training;
   Ctx c = make_ctx(m, A, cfg, st, I, training);
+  c.indexer_grads = !again;
   A.seq.build(B, T, bt.doc_ids, I.ratios);
   A.idx_loss = 0;
   A.bal_loss = 0;
@@ -638,6 +639,10 @@ std::span<const float> Model::mtp_logits() const {
 
 Losses Model::stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input) {
   return forward_range(*this, *impl_, impl_->slot(slot), cfg_, store_, batch, first, last, input, true);
+}
+
+Losses Model::stage_recompute(int slot, const Batch& batch, int64_t first, int64_t last, const float* input) {
+  return forward_range(*this, *impl_, impl_->slot(slot), cfg_, store_, batch, first, last, input, true, true);
 }
 
 std::span<const float> Model::stage_output(int slot) const {

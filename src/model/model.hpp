@@ -56,11 +56,12 @@ struct Losses {
   }
 };
 
-// One pipeline stage's compute, what dist::Pipeline drives (1F1B): model::Model (below) and the GPU model's
-// trainer step (cuda/gpu_train_step.cpp) implement it. The contract is Model::stage_forward's: a forward of layers
-// [first, last) for the micro-batch of activation slot `slot`, its output streams, and later the slot's backward
-// with the gradient wrt those streams, ACCUMULATING into the stage's gradients and returning the gradient wrt the
-// stage's input streams (empty on the first stage). Streams are host memory [B*T, hc_mult, hidden].
+// One pipeline stage's compute, what dist::Pipeline drives (1F1B): model::Model (below) and
+// train::RecomputingStage (over the GPU model, train/recompute_stage.hpp) implement it. The contract is
+// Model::stage_forward's: a forward of layers [first, last) for the micro-batch of activation slot `slot`, its
+// output streams, and later the slot's backward with the gradient wrt those streams, ACCUMULATING into the
+// stage's gradients and returning the gradient wrt the stage's input streams (empty on the first stage). Streams
+// are host memory [B*T, hc_mult, hidden].
 class StageModel {
  public:
   virtual ~StageModel() = default;
@@ -102,6 +103,9 @@ class Model final : public StageModel {
   // stage_backward(0, nullptr): the same code, operation for operation.
   Losses stage_forward(int slot, const Batch& batch, int64_t first, int64_t last, const float* input) override;
   std::span<const float> stage_output(int slot) const override;  // streams leaving layer last-1
+  // stage_forward once more for the slot's backward after its activations were dropped (a pipeline that keeps one
+  // batch at a time): the same activations, without adding the indexer's forward-time gradients again.
+  Losses stage_recompute(int slot, const Batch& batch, int64_t first, int64_t last, const float* input);
   // Backward of the slot's range, gradients ACCUMULATED into grads(). output_grad: gradient wrt stage_output
   // (ignored on the last stage). Returns the gradient wrt the range's input streams (valid until the slot's
   // next forward); empty when first == 0 (it went into the embedding).

@@ -25,6 +25,9 @@ struct Ctx {
   int nthreads;
   const nn::RopeTable& rope_a;  // ratio-0 layers: rope_theta, no YaRN
   const nn::RopeTable& rope_b;  // compressed layers, compressors, indexer: compress_rope_theta (+ YaRN)
+  // The training forward's own gradients (the indexer's KL loss trains the indexer during the forward); false
+  // when a forward runs again for its backward (pipeline recompute), which must not add them a second time.
+  bool indexer_grads = true;
   const float* p(int64_t off) const { return P + off; }
   float* g(int64_t off) const { return Gr + off; }
 };

@@ -1,6 +1,7 @@
 // The CPU implementation of the device step (cpu_device_step.hpp).
 #include "train/cpu_device_step.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -25,6 +26,10 @@ CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg)
   optimizer_ = std::make_unique<Optimizer>(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
                                            int64_t(model_.params().size()), cfg.optimizer);
   if (cfg.run_stages && !cfg.gradient_regions) throw Error("internal: a pipeline stage without its gradient regions");
+  if (cfg.run_stages) {
+    single_.emplace(model_, cfg.first_layer, cfg.end_layer < 0 ? cfg.model.num_hidden_layers : cfg.end_layer);
+    stage_.emplace(*single_);
+  }
   if (cfg.gradient_regions) {
     regions_ = cfg.gradient_regions(model_.store());
     updated_by_region_ = ranges_by_region(updated_, regions_);
@@ -43,7 +48,7 @@ model::Losses CpuDeviceStep::accumulate(std::span<const model::Batch> micro) {
   model::Losses sum;
   const double inv = 1.0 / double(micro.size());
   if (cfg_.run_stages)
-    sum = cfg_.run_stages(model_, micro);
+    sum = cfg_.run_stages(*stage_, micro);
   else
     for (const auto& b : micro) sum.add_weighted(model_.forward_backward(b), inv);
   if (micro.size() > 1) model_.scale_grads(float(inv));
@@ -52,6 +57,19 @@ model::Losses CpuDeviceStep::accumulate(std::span<const model::Batch> micro) {
     if (r.holders() > 1) r.replicas->all_reduce_sum(g.subspan(size_t(r.begin), size_t(r.end - r.begin)));
   if (cfg_.data_ranks > 1) model_.scale_grads(1.0f / float(cfg_.data_ranks));
   return sum;
+}
+
+void CpuDeviceStep::FirstSlotStage::output(std::span<float> out) {
+  const auto x = model_.stage_output(0);
+  if (x.size() != out.size()) throw Error("internal: a stage's output of " + std::to_string(x.size()) + " floats");
+  std::copy(x.begin(), x.end(), out.begin());
+}
+
+void CpuDeviceStep::FirstSlotStage::backward(const float* output_grad, std::span<float> input_grad) {
+  const auto dx = model_.stage_backward(0, output_grad);
+  if (dx.size() != input_grad.size())
+    throw Error("internal: a stage's input gradient of " + std::to_string(dx.size()) + " floats");
+  std::copy(dx.begin(), dx.end(), input_grad.begin());
 }
 
 void CpuDeviceStep::poison_gradient(int64_t offset) {

@@ -14,6 +14,7 @@
 
 #include "train/device_step.hpp"
 #include "train/optimizer.hpp"
+#include "train/recompute_stage.hpp"
 #include "train/train_step.hpp"
 
 namespace trex::train {
@@ -40,6 +41,8 @@ class CpuDeviceStep : public DeviceStep {
   nlohmann::json memory() const override;
 
   model::Model& model() { return model_; }
+  // --pp: forwards recomputed at their backward so far (0 without a pipeline)
+  int64_t recomputed_forwards() const { return stage_ ? stage_->recomputed() : 0; }
 
  private:
   DeviceStepConfig cfg_;
@@ -51,6 +54,27 @@ class CpuDeviceStep : public DeviceStep {
   // norm's parts). Empty regions: the whole model on every rank.
   std::vector<GradientRegion> regions_;
   std::vector<TensorRanges> updated_by_region_;
+  // --pp: the stage as the GPU step runs it (RecomputingStage over the model's first activation slot), so the
+  // CPU tests check the GPU step's pipeline bookkeeping; the CPU model alone would keep every slot.
+  class FirstSlotStage final : public SingleBatchStage {
+   public:
+    FirstSlotStage(model::Model& m, int64_t first, int64_t end) : model_(m), first_(first), end_(end) {}
+    const model::ModelConfig& config() const override { return model_.config(); }
+    int64_t first_layer() const override { return first_; }
+    int64_t end_layer() const override { return end_; }
+    model::Losses forward(const model::Batch& batch, const float* input, bool again) override {
+      return again ? model_.stage_recompute(0, batch, first_, end_, input)
+                   : model_.stage_forward(0, batch, first_, end_, input);
+    }
+    void output(std::span<float> out) override;
+    void backward(const float* output_grad, std::span<float> input_grad) override;
+
+   private:
+    model::Model& model_;
+    int64_t first_, end_;
+  };
+  std::optional<FirstSlotStage> single_;
+  std::optional<RecomputingStage> stage_;
 };
 
 }  // namespace trex::train

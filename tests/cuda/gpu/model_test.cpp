@@ -80,12 +80,13 @@ TEST(CudaModel, TrainerDeviceStepFollowsTheCpuStepMuon) {
   std::printf("%s\n", r.str().c_str());
 }
 
-// The trainer's device step with its micro-batches through the pipeline-stage interface (GpuStage: the forwards
-// first, the backwards recomputing theirs) follows the CPU step like the plain accumulation does.
+// The trainer's device step with its micro-batches through the pipeline-stage interface (train::RecomputingStage
+// over the GPU model: later backwards recompute their forwards, the indexer's gradients not added twice; rows of
+// 96 so that the indexer selects) follows the CPU step like the plain accumulation does.
 TEST(CudaModel, TrainerDeviceStepThroughAStageFollowsTheCpuStep) {
   TREX_REQUIRE_GPU();
   const TrainStepParity r = compare_train_steps(model::ModelConfig::preset("tiny"), GemmType::fp32,
-                                                train::OptimizerKind::AdamW, 4, 3, 0.05, 1e-3, 23, 2, 64, true);
+                                                train::OptimizerKind::AdamW, 4, 3, 0.05, 1e-3, 23, 2, 96, true);
   EXPECT_TRUE(r.ok()) << r.str();
   std::printf("%s\n", r.str().c_str());
 }
