@@ -259,6 +259,25 @@ TEST_F(TrainLayout, PipelineDeviceBranchMatchesOneProcess) {
   for (size_t i = 0; i < e.size(); ++i) EXPECT_LT(std::abs(a[3 + i] - e[i]) / a[3 + i], 1e-5) << "step " << i + 4;
 }
 
+// Both shardings at once on the device branch (--pp 2 --ep 2, 4 ranks: each holds half of its stage's experts,
+// and the recomputing stage exchanges the routed rows again when it reruns a forward): one process's curve and
+// first gradient norm.
+TEST_F(TrainLayout, PipelineAndExpertParallelDeviceBranchMatchesOneProcess) {
+  const std::string opts = " --grad-accum 2 --clip 0.05";
+  auto one = sh(0, train("one", 4) + opts, dir, "one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  auto dev = sh(4, train("dev", 4) + opts + " --pp 2 --ep 2 --test-cpu-device-step", dir, "dev");
+  ASSERT_EQ(dev.status, 0) << dev.output;
+  const auto a = losses(dir / "one" / "metrics.jsonl"), c = losses(dir / "dev" / "metrics.jsonl");
+  ASSERT_EQ(c.size(), 4u);
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_LT(std::abs(a[i] - c[i]) / a[i], 1e-5) << "step " << i + 1;
+  const auto first_one = first_record(dir / "one" / "metrics.jsonl"), first_dev = first_record(dir / "dev" / "metrics.jsonl");
+  EXPECT_EQ(first_dev.at("layout"), "dp1 ep2 pp2");
+  EXPECT_NEAR(first_dev.at("grad_norm").get<double>(), first_one.at("grad_norm").get<double>(),
+              1e-5 * first_one.at("grad_norm").get<double>());
+  EXPECT_EQ(first_dev.at("memory_per_rank").size(), 4u);
+}
+
 TEST_F(TrainLayout, LayoutsThatDoNotFitAreClearErrors) {
   auto r = sh(0, train("bad1", 2) + " --dp 2", dir, "bad1");
   EXPECT_NE(r.status, 0);
