@@ -3,9 +3,9 @@
 // tensors; clip_scale; Optimizer::step; update_gate_bias — what ShardedOptimizer does with one region and no
 // group), so a run through it writes the bytes of a plain CPU run (tests/train/trainer_test.cpp). It needs no MPI,
 // so the standalone GPU build has it too. It is the reference the CUDA step is compared with
-// (tests/cuda/gpu/train_step_test.cpp) and what the CPU tests drive the trainer's device branch with
-// (tests/train/device_step_test.cpp, and under MPI tests/dist/train_layout_test.cpp: --dp, --ep, --pp); `trex train
-// --device cpu` keeps the trainer's own path.
+// (tests/cuda/gpu/model_parity.cpp) and what the CPU tests drive the trainer's device branch with
+// (tests/train/trainer_test.cpp, tests/train/device_stage_test.cpp, and under MPI tests/dist/train_layout_test.cpp:
+// --dp, --ep, --pp); `trex train --device cpu` keeps the trainer's own path.
 #pragma once
 #include <memory>
 #include <optional>
