@@ -216,24 +216,19 @@ TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess
 // The device branch under pipeline parallelism (--pp 2 with the CPU device step, the branch `--device cuda --pp 2`
 // takes: each rank holds its stage's layers, dist::Pipeline runs 1F1B over the device step's stage model, the
 // embedding's gradient summed over the first and last stage, the norm counting each replica once over the world),
-// clipped at every step so that a wrong norm changes the curve: against one process and the CPU's pipeline. Its
-// checkpoint (gathered from both stages) resumes in one process, and a one-process checkpoint resumes in it.
+// clipped at every step so that a wrong norm changes the curve: against one process (the CPU's own --pp 2 is held
+// to the same curve by PipelineMatchesOneProcess...). Its checkpoint (gathered from both stages) resumes in one
+// process, and a one-process checkpoint resumes in it.
 TEST_F(TrainLayout, PipelineDeviceBranchMatchesOneProcess) {
   const std::string opts = " --grad-accum 2 --clip 0.05 --save-every 3";
   auto one = sh(0, train("one", 6) + opts, dir, "one");
   ASSERT_EQ(one.status, 0) << one.output;
-  auto pp = sh(2, train("pp", 6) + opts + " --pp 2", dir, "pp");
-  ASSERT_EQ(pp.status, 0) << pp.output;
   auto dev = sh(2, train("dev", 6) + opts + " --pp 2 --test-cpu-device-step", dir, "dev");
   ASSERT_EQ(dev.status, 0) << dev.output;
   EXPECT_NE(dev.output.find("pipeline: 2 stages"), std::string::npos) << dev.output;
-  const auto a = losses(dir / "one" / "metrics.jsonl"), b = losses(dir / "pp" / "metrics.jsonl"),
-             c = losses(dir / "dev" / "metrics.jsonl");
+  const auto a = losses(dir / "one" / "metrics.jsonl"), c = losses(dir / "dev" / "metrics.jsonl");
   ASSERT_EQ(c.size(), 6u);
-  for (size_t i = 0; i < c.size(); ++i) {
-    EXPECT_LT(std::abs(a[i] - c[i]) / a[i], 1e-5) << "step " << i + 1;
-    EXPECT_LT(std::abs(b[i] - c[i]) / b[i], 1e-5) << "step " << i + 1;
-  }
+  for (size_t i = 0; i < c.size(); ++i) EXPECT_LT(std::abs(a[i] - c[i]) / a[i], 1e-5) << "step " << i + 1;
   const auto first_one = first_record(dir / "one" / "metrics.jsonl"), first_dev = first_record(dir / "dev" / "metrics.jsonl");
   EXPECT_EQ(first_dev.at("layout"), "dp1 ep1 pp2");
   EXPECT_NEAR(first_dev.at("grad_norm").get<double>(), first_one.at("grad_norm").get<double>(),
