@@ -217,8 +217,8 @@ TEST_F(TrainLayout, PipelineMatchesOneProcessAndItsCheckpointResumesInOneProcess
 // takes: each rank holds its stage's layers, dist::Pipeline runs 1F1B over the device step's stage model, the
 // embedding's gradient summed over the first and last stage, the norm counting each replica once over the world),
 // clipped at every step so that a wrong norm changes the curve: against one process (the CPU's own --pp 2 is held
-// to the same curve by PipelineMatchesOneProcess...). Its checkpoint (gathered from both stages) resumes in one
-// process, and a one-process checkpoint resumes in it.
+// to the same curve by the test above). Its checkpoint (gathered from both stages) resumes in one process, and a
+// one-process checkpoint resumes in it.
 TEST_F(TrainLayout, PipelineDeviceBranchMatchesOneProcess) {
   const std::string opts = " --grad-accum 2 --clip 0.05 --save-every 3";
   auto one = sh(0, train("one", 6) + opts, dir, "one");
