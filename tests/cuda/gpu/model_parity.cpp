@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -682,6 +683,45 @@ RankResult step_result(Model& m, const model::Losses& L) {
   return r;
 }
 
+// The worst relative error of the four losses (NaN: infinite) folded into `worst`.
+void fold_loss_rel(double& worst, const model::Losses& got, const model::Losses& want) {
+  for (const double e : {rel(got.ce, want.ce), rel(got.mtp, want.mtp), rel(got.balance, want.balance),
+                         rel(got.indexer, want.indexer)})
+    worst = std::max(worst, std::isnan(e) ? INFINITY : e);
+}
+
+// Every trainable tensor of the one-process model (gradients g_one) against the sum of its parts on the ranks
+// (parts_of: pointers to the tensor's gradient in each rank that holds a share; none: infinite error): the worst
+// relative L2 error, its tensor and the count.
+struct SummedGradCheck {
+  double worst = 0;
+  std::string tensor;
+  int64_t tensors = 0;
+};
+SummedGradCheck compare_summed_grads(const model::ParamStore& one, const std::vector<float>& g_one,
+                                     const std::function<std::vector<const float*>(const model::ParamInfo&)>& parts_of) {
+  SummedGradCheck r;
+  for (const auto& p : one.table()) {
+    if (!p.trainable) continue;
+    const std::vector<const float*> parts = parts_of(p);
+    double diff = 0, norm = 0;
+    for (int64_t j = 0; j < p.numel; ++j) {
+      double g = 0;
+      for (const float* part : parts) g += part[j];
+      const double ref_g = g_one[size_t(p.offset + j)];
+      diff += (g - ref_g) * (g - ref_g);
+      norm += ref_g * ref_g;
+    }
+    const double err = parts.empty() ? INFINITY : std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    ++r.tensors;
+    if (!(err <= r.worst)) {  // NaN lands here too
+      r.worst = std::isnan(err) ? INFINITY : err;
+      r.tensor = p.name;
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 bool ExpertParallelParity::ok() const {
@@ -765,35 +805,22 @@ ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, Gemm
     }
   }
   for (int i = 0; i < ranks; ++i) {
-    const model::Losses &a = got[size_t(i)].losses, &b = ref[size_t(i)].losses;
-    for (const double e : {rel(a.ce, b.ce), rel(a.mtp, b.mtp), rel(a.balance, b.balance), rel(a.indexer, b.indexer)})
-      r.worst_loss_rel = std::max(r.worst_loss_rel, std::isnan(e) ? INFINITY : e);
+    fold_loss_rel(r.worst_loss_rel, got[size_t(i)].losses, ref[size_t(i)].losses);
     for (size_t blk = 0; blk < ref[size_t(i)].loads.size(); ++blk)
       if (got[size_t(i)].loads.at(blk) != ref[size_t(i)].loads[blk]) ++r.load_mismatches;
   }
-  for (const auto& p : one.host().table()) {
-    if (!p.trainable) continue;
+  const SummedGradCheck g = compare_summed_grads(one.host(), g_one, [&](const model::ParamInfo& p) {
     const int64_t e = routed_expert_of(p.name);
     std::vector<const float*> parts;  // the expert's owner alone, or every rank's replica
     for (int i = 0; i < ranks; ++i) {
       const int64_t off = shards[size_t(i)]->host().find(p.name);  // (-1: a wrong shard, failed above)
       if ((e < 0 || e / per_rank == i) && off >= 0) parts.push_back(got[size_t(i)].grads.data() + off);
     }
-    double diff = 0, norm = 0;
-    for (int64_t j = 0; j < p.numel; ++j) {
-      double g = 0;
-      for (const float* part : parts) g += part[j];
-      const double ref_g = g_one[size_t(p.offset + j)];
-      diff += (g - ref_g) * (g - ref_g);
-      norm += ref_g * ref_g;
-    }
-    const double err = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-    ++r.tensors;
-    if (!(err <= r.worst_grad_rel)) {  // NaN lands here too
-      r.worst_grad_rel = std::isnan(err) ? INFINITY : err;
-      r.worst_grad_tensor = p.name;
-    }
-  }
+    return parts;
+  });
+  r.worst_grad_rel = g.worst;
+  r.worst_grad_tensor = g.tensor;
+  r.tensors = g.tensors;
   return r;
 }
 
@@ -878,10 +905,7 @@ PipelineParity compare_pipeline_stages(const model::ModelConfig& cfg, GemmType t
     model::Losses got = l1;
     got.balance += l0.balance;
     got.indexer += l0.indexer;
-    const model::Losses& want = ref.losses;
-    for (const double e : {rel(got.ce, want.ce), rel(got.mtp, want.mtp), rel(got.balance, want.balance),
-                           rel(got.indexer, want.indexer)})
-      r.worst_loss_rel = std::max(r.worst_loss_rel, std::isnan(e) ? INFINITY : e);
+    fold_loss_rel(r.worst_loss_rel, got, ref.losses);
     std::vector<RankResult> stage_res;
     for (int s = 0; s < 2; ++s) {
       stage_res.push_back(step_result(*st[size_t(s)], {}));
@@ -892,28 +916,17 @@ PipelineParity compare_pipeline_stages(const model::ModelConfig& cfg, GemmType t
       const int s = int64_t(blk) < r.split ? 0 : 1;  // MTP blocks (blk >= L) run on the last stage
       if (stage_res[size_t(s)].loads.at(blk) != ref.loads[blk]) ++r.load_mismatches;
     }
-    for (const auto& p : one.host().table()) {
-      if (!p.trainable) continue;
+    const SummedGradCheck g = compare_summed_grads(one.host(), g_one, [&](const model::ParamInfo& p) {
       std::vector<const float*> parts;  // the stage that holds it; the embedding's two parts
       for (int s = 0; s < 2; ++s) {
         const int64_t off = st[size_t(s)]->host().find(p.name);
         if (off >= 0) parts.push_back(stage_res[size_t(s)].grads.data() + off);
       }
-      double diff = 0, norm = 0;
-      for (int64_t j = 0; j < p.numel; ++j) {
-        double g = 0;
-        for (const float* part : parts) g += part[j];
-        const double ref_g = g_one[size_t(p.offset + j)];
-        diff += (g - ref_g) * (g - ref_g);
-        norm += ref_g * ref_g;
-      }
-      const double err = parts.empty() ? INFINITY : std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-      ++r.tensors;
-      if (!(err <= r.worst_grad_rel)) {
-        r.worst_grad_rel = std::isnan(err) ? INFINITY : err;
-        r.worst_grad_tensor = p.name;
-      }
-    }
+      return parts;
+    });
+    r.worst_grad_rel = g.worst;
+    r.worst_grad_tensor = g.tensor;
+    r.tensors = g.tensors;
     // the backward belongs to the latest forward: a second backward without a forward is refused
     try {
       st[0]->stage_backward(dx.data(), {});
