@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
