@@ -70,22 +70,32 @@ const Blas::Plan& Blas::plan(const DeviceGemm& g) {
     TREX_CUBLAS_CHECK(cublaslt().layout_create(&p->la, t, a_rows, a_cols, g.ldb));
     TREX_CUBLAS_CHECK(cublaslt().layout_create(&p->lb, t, b_rows, b_cols, g.lda));
     TREX_CUBLAS_CHECK(cublaslt().layout_create(&p->lc, CUDA_R_32F, uint64_t(g.n), uint64_t(g.m), g.ldc));
-    cublasLtMatmulPreference_t pref = nullptr;
-    TREX_CUBLAS_CHECK(cublaslt().preference_create(&pref));
+    struct Preference {  // destroyed however this ends
+      cublasLtMatmulPreference_t p = nullptr;
+      ~Preference() {
+        if (p) cublaslt().preference_destroy(p);
+      }
+    } pref;
+    TREX_CUBLAS_CHECK(cublaslt().preference_create(&pref.p));
     const uint64_t ws = workspace_.bytes();
     const uint32_t al_a = uint32_t(std::get<10>(key)), al_b = uint32_t(std::get<9>(key)),
                    al_c = uint32_t(std::get<11>(key));
-    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
-    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b);
-    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c);
-    cublaslt().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c);
+    // Checked: an alignment left unset makes the heuristic assume 256-byte operands and pick a kernel that faults on
+    // ours (tensors in the flat parameter buffer are only element-aligned).
+    TREX_CUBLAS_CHECK(
+        cublaslt().preference_set_attribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    TREX_CUBLAS_CHECK(
+        cublaslt().preference_set_attribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a));
+    TREX_CUBLAS_CHECK(
+        cublaslt().preference_set_attribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b));
+    TREX_CUBLAS_CHECK(
+        cublaslt().preference_set_attribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c));
+    TREX_CUBLAS_CHECK(
+        cublaslt().preference_set_attribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c));
     cublasLtMatmulHeuristicResult_t res{};
     int found = 0;
-    const cublasStatus_t hs =
-        cublaslt().algo_get_heuristic(handle_, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &found);
-    cublaslt().preference_destroy(pref);
-    TREX_CUBLAS_CHECK(hs);
+    TREX_CUBLAS_CHECK(
+        cublaslt().algo_get_heuristic(handle_, p->desc, p->la, p->lb, p->lc, p->lc, pref.p, 1, &res, &found));
     if (found == 0) throw Error("cuBLASLt has no algorithm for " + describe(g));
     p->algo = res.algo;
   } catch (...) {

@@ -23,12 +23,14 @@ class HostStagedGroup : public DeviceGroup {
   void all_reduce_sum(float* data, int64_t n, float scale, cudaStream_t s) override {
     if (n > int64_t(host_.size())) throw Error("device group: all-reduce of more floats than its staging buffer");
     const size_t bytes = sizeof(float) * size_t(n);
+    // Both copies on s: a plain cudaMemcpy runs on the legacy stream, which a non-blocking s is not ordered after,
+    // and from pageable memory it may return before the data has landed — the scale could read stale values.
+    TREX_CUDA_CHECK(cudaMemcpyAsync(host_.data(), data, bytes, cudaMemcpyDeviceToHost, s));
     TREX_CUDA_CHECK(cudaStreamSynchronize(s));
-    TREX_CUDA_CHECK(cudaMemcpy(host_.data(), data, bytes, cudaMemcpyDeviceToHost));
     pg_.all_reduce_sum(std::span<float>(host_.data(), size_t(n)));
-    TREX_CUDA_CHECK(cudaMemcpy(data, host_.data(), bytes, cudaMemcpyHostToDevice));
+    TREX_CUDA_CHECK(cudaMemcpyAsync(data, host_.data(), bytes, cudaMemcpyHostToDevice, s));
     scale_in_place(data, n, scale, s);
-    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));  // host_ is rewritten by the next call
   }
 
  private:
@@ -89,13 +91,15 @@ std::unique_ptr<DeviceGroup> make_nccl_group(model::ProcessGroup& pg) {
 #endif
 }
 
-std::unique_ptr<DeviceGroup> make_device_group(model::ProcessGroup& pg, int64_t max_floats) {
+std::unique_ptr<DeviceGroup> make_device_group(model::ProcessGroup& pg, int64_t max_floats, int job_ranks) {
   int devices = 0;
   TREX_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  // Every rank decides alike (the same device count on one node), so the collective NCCL setup is entered by all
-  // or by none; a rank whose NCCL fails to load throws, and the trainer ends the job with its reason.
+  // Every rank decides alike (the same device count on one node, the same job size), so the collective NCCL setup
+  // is entered by all or by none; a rank whose NCCL fails to load throws, and the trainer ends the job with its
+  // reason. The job's size, not pg's: devices go by job rank (select_device_for_rank), so a subgroup smaller than
+  // the device count can still hold two ranks on one device, which NCCL refuses.
 #if TREX_HAVE_NCCL
-  if (devices >= pg.size()) return make_nccl_group(pg);
+  if (devices >= job_ranks) return make_nccl_group(pg);
 #endif
   return make_host_staged_group(pg, max_floats);
 }
@@ -107,6 +111,14 @@ int select_device_for_rank(int rank) {
   const int d = rank % devices;
   TREX_CUDA_CHECK(cudaSetDevice(d));
   return d;
+}
+
+int ranks_on_device(int job_ranks, int rank) {
+  int devices = 0;
+  TREX_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  if (devices < 1) throw Error("no CUDA device");
+  const int d = rank % devices;  // the ranks r < job_ranks with r % devices == d
+  return job_ranks / devices + (d < job_ranks % devices ? 1 : 0);
 }
 
 }  // namespace trex::cuda

@@ -32,10 +32,13 @@ class DeviceGroup {
 std::unique_ptr<DeviceGroup> make_host_staged_group(model::ProcessGroup& pg, int64_t max_floats);
 // NCCL over pg's ranks (collective over pg). Throws trex::Error when this build has no NCCL or it does not load.
 std::unique_ptr<DeviceGroup> make_nccl_group(model::ProcessGroup& pg);
-// NCCL where it can run (built in, loads, each rank on its own device: devices >= ranks), else host-staged.
-std::unique_ptr<DeviceGroup> make_device_group(model::ProcessGroup& pg, int64_t max_floats);
+// NCCL where it can run (built in, loads, each rank of the job on its own device: devices >= job_ranks), else
+// host-staged. pg: the job or a subgroup of it (a replica region's ranks).
+std::unique_ptr<DeviceGroup> make_device_group(model::ProcessGroup& pg, int64_t max_floats, int job_ranks);
 
 // Which device this rank uses: rank % the visible devices (one node); cudaSetDevice'd before anything is allocated.
 int select_device_for_rank(int rank);
+// How many of the job's ranks select_device_for_rank puts on this rank's device (1: it has one of its own).
+int ranks_on_device(int job_ranks, int rank);
 
 }  // namespace trex::cuda

@@ -32,9 +32,23 @@ GemmType gemm_type(const std::string& matmul) {
   throw Error("--matmul must be fp32 or bf16, not '" + matmul + "'");
 }
 
+model::ProcessGroup* data_parallel(const train::DeviceStepConfig& c) {
+  return c.data_group && c.data_group->size() > 1 ? c.data_group : nullptr;
+}
+
 ModelOptions model_options(const train::DeviceStepConfig& c) {
   ModelOptions o;
   o.matmul = gemm_type(c.matmul);
+  if (const model::ProcessGroup* pg = data_parallel(c)) {
+    // Ranks that share a device (the 2-rank checks on one GPU) split its free memory: each taking 85 % of what is
+    // free, two that look before either allocates would make the second's allocation fail.
+    const int sharing = ranks_on_device(pg->size(), pg->rank());
+    if (sharing > 1) {
+      size_t free_b = 0, total_b = 0;
+      TREX_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      o.activation_bytes = size_t(double(free_b) * 0.85 / sharing);
+    }
+  }
   o.placement = c.placement;  // --ep / --pp: this rank's stage and experts only
   o.expert_group = c.expert_group;
   o.first_layer = c.first_layer;
@@ -62,10 +76,6 @@ class GpuSingleBatchStage final : public train::SingleBatchStage {
   Model& model_;
 };
 
-model::ProcessGroup* data_parallel(const train::DeviceStepConfig& c) {
-  return c.data_group && c.data_group->size() > 1 ? c.data_group : nullptr;
-}
-
 class GpuTrainStep : public train::DeviceStep {
  public:
   explicit GpuTrainStep(const train::DeviceStepConfig& c)
@@ -81,11 +91,14 @@ class GpuTrainStep : public train::DeviceStep {
     if (c.run_stages && !c.gradient_regions) throw Error("internal: a pipeline stage without its gradient regions");
     if (c.gradient_regions) {  // --ep / --pp: each replica region summed over its own replicas (cpu_device_step.cpp)
       regions_ = c.gradient_regions(model_.host());
+      const int job_ranks = c.data_group ? c.data_group->size() : 1;
       for (const train::GradientRegion& r : regions_)
-        region_groups_.push_back(r.holders() > 1 ? make_device_group(*r.replicas, r.end - r.begin) : nullptr);
-      for (const train::TensorRanges& part : train::ranges_by_region(updated_, regions_)) norm_parts_.emplace_back(part);
+        region_groups_.push_back(r.holders() > 1 ? make_device_group(*r.replicas, r.end - r.begin, job_ranks)
+                                                 : nullptr);
+      for (const train::TensorRanges& part : train::ranges_by_region(updated_, regions_))
+        norm_parts_.emplace_back(part);
     } else if (pg_) {
-      group_ = make_device_group(*pg_, model_.numel());
+      group_ = make_device_group(*pg_, model_.numel(), pg_->size());
     }
   }
 
@@ -139,7 +152,10 @@ class GpuTrainStep : public train::DeviceStep {
   }
   void poison_gradient(int64_t offset) override {
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    TREX_CUDA_CHECK(cudaMemcpy(model_.device_grads() + offset, &nan, sizeof nan, cudaMemcpyHostToDevice));
+    // on the step's stream, which the legacy stream of a plain cudaMemcpy would not order before the norm
+    TREX_CUDA_CHECK(
+        cudaMemcpyAsync(model_.device_grads() + offset, &nan, sizeof nan, cudaMemcpyHostToDevice, stream_.get()));
+    stream_.synchronize();  // `nan` lives on this frame
   }
   double grad_norm() override {
     if (regions_.empty()) return std::sqrt(norm_(model_.device_grads(), stream_));
