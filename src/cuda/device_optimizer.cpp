@@ -25,6 +25,8 @@ DeviceOptimizer::DeviceOptimizer(std::vector<train::TensorSlot> tensors, int64_t
   v_ = DeviceBuffer(sizeof(float) * size_t(std::max<int64_t>(1, nv)));
   TREX_CUDA_CHECK(cudaMemset(m_.as<float>(), 0, m_.bytes()));
   TREX_CUDA_CHECK(cudaMemset(v_.as<float>(), 0, v_.bytes()));
+  // the memsets ran on the legacy stream, which the step's non-blocking stream is not ordered after
+  TREX_CUDA_CHECK(cudaStreamSynchronize(0));
   if (scratch > 0) scratch_ = std::make_unique<DeviceArena>(scratch, "muon scratch");
 }
 
