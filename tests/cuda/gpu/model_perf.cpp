@@ -12,6 +12,7 @@
 //             bf16) and against 790 (the measured GEMM peak, MACHINE.md §9); then the GPU decoder on the same
 //             preset: 8 sequences prefilled with min(S, 2048)-token prompts, 32 batched decoding steps (tokens/s)
 // --out FILE appends JSON lines. Exit: 0 every check passed, 1 a check failed, 3 no usable CUDA device.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <exception>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cuda/device.hpp"
 #include "cuda/gpu_decode.hpp"
@@ -30,6 +32,7 @@
 #include "model_parity.hpp"
 #include "nn/gemm_bf16.hpp"
 #include "train/train_step.hpp"
+#include "util/error.hpp"
 #include "util/rng.hpp"
 
 using namespace trex;
@@ -94,7 +97,25 @@ bool run_parity(const Out& out) {
   return ok && c.ok() && t.ok() && dp.ok() && ep.ok() && pp.ok();
 }
 
-bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {
+// The 1B preset's initial weights (the CPU model's initialisation, seed 1): made once, about 25 s on one core for
+// 1.04 B values, and copied into each bench model.
+struct BenchWeights {
+  std::vector<float> params;
+  std::vector<int64_t> ints;
+};
+BenchWeights bench_weights(Model& m) {
+  model::init_params(m.host(), m.config(), 1);
+  return {{m.host().params().begin(), m.host().params().end()},
+          {m.host().int_params().begin(), m.host().int_params().end()}};
+}
+void put_weights(Model& m, const BenchWeights& w) {
+  if (w.params.size() != m.host().params().size() || w.ints.size() != m.host().int_params().size())
+    throw trex::Error("bench weights of another layout");
+  std::copy(w.params.begin(), w.params.end(), m.host().params().begin());
+  std::copy(w.ints.begin(), w.ints.end(), m.host().int_params().begin());
+}
+
+bool run_bench(const Out& out, int64_t B, int64_t T, int steps, BenchWeights& weights) {
   const model::ModelConfig cfg = bench_1b_config();
   const model::ParamCounts pc = model::count_parameters(cfg);
   const model::FlopsPerToken fl = model::flops_per_token(cfg, T, true);
@@ -104,13 +125,10 @@ bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {
   ModelOptions mo;
   mo.matmul = GemmType::bf16;
   Model gpu(cfg, mo);
-  {  // the CPU model's initialisation, written into the host copy without a second full CPU model in memory
-    model::Model init(cfg);
-    init.init(1);
-    std::copy(init.params().begin(), init.params().end(), gpu.host().params().begin());
-    std::copy(init.store().int_params().begin(), init.store().int_params().end(), gpu.host().int_params().begin());
+  {
+    weights = bench_weights(gpu);
     train::TensorRanges ranges;
-    const auto slots = train::optimizer_slots(init, false, ranges);
+    const auto slots = train::optimizer_slots(gpu.host().table(), false, ranges);
     gpu.upload();
     DeviceOptimizer opt(slots, gpu.numel(), train::OptimizerConfig{}, GemmType::bf16);
     Blas blas;
@@ -148,14 +166,17 @@ bool run_bench(const Out& out, int64_t B, int64_t T, int steps) {
 // The GPU decoder on the 1B preset (bf16 products, a model without gradients): S sequences each prefilled with a
 // P-token prompt (one step per prompt), then G batched decoding steps of one token per sequence; prefill and
 // decode tokens/s and the decode step's latency.
-bool run_decode_bench(const Out& out, int64_t S, int64_t P, int64_t G) {
+bool run_decode_bench(const Out& out, int64_t S, int64_t P, int64_t G, BenchWeights& weights) {
   const model::ModelConfig cfg = bench_1b_config();
   ModelOptions mo;
   mo.matmul = GemmType::bf16;
   mo.activation_bytes = size_t(256) << 20;
   mo.gradients = false;
   Model gpu(cfg, mo);
-  model::init_params(gpu.host(), cfg, 1);
+  if (weights.params.empty())
+    weights = bench_weights(gpu);
+  else
+    put_weights(gpu, weights);
   gpu.upload();
   DecoderOptions o;
   o.sequences = S;
@@ -205,6 +226,7 @@ bool run_decode_bench(const Out& out, int64_t S, int64_t P, int64_t G) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // into a log file: what was printed survives a crash or a kill
   Out out;
   bool parity = false, bench = false;
   int64_t B = 2, T = 4096;
@@ -227,14 +249,20 @@ int main(int argc, char** argv) {
     return 3;
   }
   std::printf("device: %s\n", availability().name.c_str());
+  // each part on its own: one that throws is reported and the next still runs
   bool ok = true;
-  try {
-    if (parity) ok = run_parity(out) && ok;
-    if (bench) ok = run_bench(out, B, T, steps) && ok;
-    if (bench) ok = run_decode_bench(out, 8, std::min<int64_t>(T, 2048), 32) && ok;
-  } catch (const std::exception& e) {
-    std::printf("FAILED: %s\n", e.what());
-    return 1;
-  }
+  const auto part = [&](const char* what, auto&& body) {
+    try {
+      ok = body() && ok;
+    } catch (const std::exception& e) {
+      std::printf("FAILED (%s): %s\n", what, e.what());
+      ok = false;
+    }
+  };
+  BenchWeights weights;  // the training bench's initial weights, reused by the decoder's
+  if (parity) part("parity", [&] { return run_parity(out); });
+  if (bench) part("1B bench", [&] { return run_bench(out, B, T, steps, weights); });
+  if (bench)
+    part("1B decoder bench", [&] { return run_decode_bench(out, 8, std::min<int64_t>(T, 2048), 32, weights); });
   return ok ? 0 : 1;
 }
