@@ -5,13 +5,23 @@
 # the op perf mode, the whole-step parity of the tiny preset (20 steps, a resume across devices) and the 1B-preset
 # bench, and writes a summary (markdown) naming the commit it ran on. Nothing here needs the network.
 #
-#   bash scripts/gpu-check.sh [--build DIR] [--out DIR] [--jobs N] [--quick]
+#   bash scripts/gpu-check.sh [--full] [--build DIR] [--out DIR] [--jobs N] [--quick]
 #
 # --build: build folder (default build-gpu, beside the sources); --out: where the summary and logs go (default
-# the build folder; on the device machine pass "$OUT" so they come back); --quick: the perf mode's small shapes.
-# Exit status: 0 every step passed on a GPU; 3 no usable GPU (tests skipped: nothing was proven); 1 a step failed.
+# the build folder; on the device machine pass "$OUT" so they come back); --quick: the perf mode's small shapes;
+# --full: the whole project instead of cmake/gpu-check (a machine with every Debian package) and the trainer's
+# end-to-end check. TREX_GPU_CHECK_SECONDS (default 500): the time every step after the build must end within
+# (each is killed at what is left), so one hung kernel cannot take the device session and the summary.
+# Exit status: 0 every step passed on a GPU; 3 no usable GPU (nothing was proven); 1 a step failed or timed out.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+# sha256 (16 digits) over the sources a GPU run builds from, sorted paths and contents: the same on the device's copy
+# of the tree (no .git, no ignored files) as here, so it names exactly what ran, committed or not
+tree_hash() {
+  (cd "$SRC" && find src tests cmake scripts CMakeLists.txt -type f ! -path '*/node_modules/*' \
+    ! -path '*/__pycache__/*' ! -name '*.pyc' ! -name '*.tmp' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
+    sha256sum | cut -c1-16)
+}
 BUILD=$SRC/build-gpu
 OUTDIR=
 JOBS=$(nproc 2>/dev/null || echo 16)
@@ -24,10 +34,14 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS=$2; shift 2 ;;
     --quick) QUICK=--quick; shift ;;
     --full) FULL=1; shift ;;
-    *) echo "usage: $0 [--full] [--build DIR] [--out DIR] [--jobs N] [--quick]" >&2; exit 2 ;;
+    --tree-hash) tree_hash; exit 0 ;;
+    *) echo "usage: $0 [--full] [--build DIR] [--out DIR] [--jobs N] [--quick] | --tree-hash" >&2; exit 2 ;;
   esac
 done
 OUTDIR=${OUTDIR:-$BUILD}
+BUDGET=${TREX_GPU_CHECK_SECONDS:-500}
+# the toolkit's usual place, where the image does not put nvcc on PATH
+command -v nvcc >/dev/null 2>&1 || { [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH; }
 mkdir -p "$BUILD" "$OUTDIR"
 SUMMARY=$OUTDIR/gpu-check-summary.md
 LOG=$OUTDIR/gpu-check.log
@@ -36,44 +50,62 @@ LOG=$OUTDIR/gpu-check.log
 # TREX_COMMIT=<hash>: the commit to name when the copy of the tree has no .git (the device run tool copies files)
 commit=${TREX_COMMIT:-$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo "unknown (no git; pass TREX_COMMIT)")}
 dirty=$(git -C "$SRC" status --porcelain 2>/dev/null | grep -vc '^??' || true)
+# what the copy holds, whatever the commit says: compare with `bash scripts/gpu-check.sh --tree-hash` where it came from
+tree=$(tree_hash)
 start=$(date +%s)
 status=0
+ROWS=$OUTDIR/.gpu-check-rows
+: >"$ROWS"
 {
   echo "# gpu-check $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
   echo "- commit: $commit$([ "${dirty:-0}" != 0 ] && echo " + $dirty modified tracked files (uncommitted)")"
-  echo "- host: $(nproc) cores, $(uname -sr)"
+  echo "- tree: sha256 $tree of src, tests, cmake, scripts and the CMakeLists (scripts/gpu-check.sh --tree-hash)"
+  echo "- host: $(nproc) cores, $(uname -sr); $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'),
+  AVX512_BF16 $(grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null && echo yes || echo 'no (the CPU side of the bf16 checks is skipped)')"
   if command -v nvidia-smi >/dev/null 2>&1; then
     echo "- nvidia-smi: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
   else
     echo "- nvidia-smi: not found"
   fi
-  echo "- nvcc: $(nvcc --version 2>/dev/null | tail -1 || echo 'not found')"
-  echo
-  echo "| step | result | seconds |"
-  echo "|---|---|---:|"
+  echo "- nvcc: $(command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -1 || echo 'not found')"
 } >"$SUMMARY"
 
-# step NAME COMMAND...: runs COMMAND with its output in the log, adds a row to the summary; returns its status.
+# step NAME COMMAND...: runs COMMAND with its output in the log, adds a row to the step table; returns its status.
+# The device programs answer 3 when there is no usable GPU; 124 / 137 is timeout's (left's budget spent).
 step() {
   local name=$1; shift
-  local t0=$(date +%s) rc
+  local t0 rc res=ok
+  t0=$(date +%s)
   echo "=== $name: $*" >>"$LOG"
   "$@" >>"$LOG" 2>&1
   rc=$?
-  local res=ok
-  [ $rc -ne 0 ] && res="FAILED (rc $rc)"
-  [ $rc -eq 3 ] && [ "$name" != build ] && res="no usable GPU (rc 3)"
-  echo "| $name | $res | $(( $(date +%s) - t0 )) |" >>"$SUMMARY"
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then res="TIMED OUT (rc $rc, the budget of $BUDGET s spent)"
+  elif [ $rc -eq 3 ] && [ "${GPU_STEP:-}" = 1 ]; then res="no usable GPU (rc 3)"
+  elif [ $rc -ne 0 ]; then res="FAILED (rc $rc)"; fi
+  echo "| $name | $res | $(( $(date +%s) - t0 )) |" >>"$ROWS"
   echo "$name: $res"
   return $rc
 }
+# seconds left of the budget (at least 10: a step always gets to start and report)
+left() {
+  local l=$(( BUDGET - ($(date +%s) - start) ))
+  [ $l -lt 10 ] && l=10
+  echo $l
+}
 
+# The step table last: the summary's end is what a truncated reply still shows.
 finish() {
   {
     echo
-    echo "Total: $(( $(date +%s) - start )) s. Log: $(basename "$LOG") beside this file."
+    echo "| step | result | seconds |"
+    echo "|---|---|---:|"
+    cat "$ROWS"
+    echo
+    echo "Total: $(( $(date +%s) - start )) s. Logs beside this file: $(basename "$LOG"), gpu-ctest.log (every gpu" \
+      "test's output, the parity figures included), op-perf.jsonl, model-perf.jsonl."
   } >>"$SUMMARY"
+  rm -f "$ROWS"
   cat "$SUMMARY"
   exit "$1"
 }
@@ -108,19 +140,24 @@ else
     || finish 1
 fi
 
-# ctest: the gpu label, then the device layer's CPU-side tests (the --device CLI answers on this machine).
-ctest_gpu() { (cd "$BUILD" && ctest -L gpu --output-on-failure --no-tests=error -j 1); }
+# ctest: the gpu label (each test's own TIMEOUT, tests/cuda/gpu.cmake, and the whole within the budget), then the
+# device layer's CPU-side tests (the --device CLI answers on this machine). Every test's output comes back.
+ctest_gpu() { (cd "$BUILD" && timeout -k 10 "$(left)" ctest -L gpu --output-on-failure --no-tests=error -j 1); }
 step "ctest -L gpu" ctest_gpu || status=1
-ctest_line=$(grep -E 'tests passed|tests failed' "$LOG" | tail -1)
+cp "$BUILD/Testing/Temporary/LastTest.log" "$OUTDIR/gpu-ctest.log" 2>/dev/null || true
+ctest_line=$(awk '/=== ctest -L gpu/{f=1} f && /tests passed|tests failed/{l=$0} END{print l}' "$LOG")
+ctest_total=$(awk '/=== ctest -L gpu/{f=1} f && /Test +#[0-9]+:/{n++} END{print n+0}' "$LOG")
 skipped=$(awk '/=== ctest -L gpu/{f=1} f && /\(Skipped\)/{n++} END{print n+0}' "$LOG")
-echo "| gpu tests | ${ctest_line:-no summary line}; $skipped skipped | |" >>"$SUMMARY"
+echo "| gpu tests | ${ctest_line:-no summary line}; $skipped of $ctest_total skipped | |" >>"$ROWS"
 if [ -n "$FULL" ]; then
-  ctest_dev() { (cd "$BUILD" && ctest -R '^Cuda(Device|OpCompare)\.' --output-on-failure --no-tests=error -j 1); }
+  ctest_dev() {
+    (cd "$BUILD" && timeout -k 10 "$(left)" ctest -R '^Cuda(Device|OpCompare)\.' --output-on-failure --no-tests=error -j 1)
+  }
   step "ctest device layer (CPU side)" ctest_dev || status=1
 fi
 
-perf() { "$BUILD/trex_cuda_op_perf" --out "$OUTDIR/op-perf.jsonl" $QUICK; }
-step "op perf" perf
+perf() { timeout -k 10 "$(left)" "$BUILD/trex_cuda_op_perf" --out "$OUTDIR/op-perf.jsonl" $QUICK; }
+GPU_STEP=1 step "op perf" perf
 prc=$?
 {
   echo
@@ -129,32 +166,38 @@ prc=$?
   awk '/=== op perf/{f=1; next} f && /^=== /{f=0} f' "$LOG"
   echo '```'
 } >>"$SUMMARY"
-# the GPU model: tiny-preset parity (one step, 20 AdamW steps with a resume across devices, the trainer's step, the
-# decoder) and the 1B bench (training step MFU, decoder tokens/s)
-model() { "$BUILD/trex_cuda_model_perf" --out "$OUTDIR/model-perf.jsonl" ${QUICK:+--steps 2 --seq 1024}; }
-step "model parity + 1B bench" model
+# the GPU model's 1B bench (training step MFU, decoder tokens/s); its tiny-preset parity against the CPU model and
+# decoder ran above as the CudaModel / CudaDecoder gpu tests (their figures in gpu-ctest.log)
+model() {
+  timeout -k 10 "$(left)" "$BUILD/trex_cuda_model_perf" --bench --out "$OUTDIR/model-perf.jsonl" \
+    ${QUICK:+--steps 2 --seq 1024}
+}
+GPU_STEP=1 step "1B bench" model
 mrc=$?
 {
   echo
-  echo "## GPU model (trex_cuda_model_perf: tiny-preset parity against the CPU model and decoder; the 1B preset's bench)"
+  echo "## GPU model (trex_cuda_model_perf --bench: the 1B preset's training step and decoder)"
   echo '```'
-  awk '/=== model parity/{f=1; next} f && /^=== /{f=0} f' "$LOG"
+  awk '/=== 1B bench/{f=1; next} f && /^=== /{f=0} f' "$LOG"
   echo '```'
 } >>"$SUMMARY"
 trc=0
 if [ -n "$FULL" ]; then
   # end to end: trex train --device cuda against --device cpu, a CPU checkpoint resumed on the GPU, and trex
   # generate --device cuda against --device cpu
-  train_check() { bash "$SRC/scripts/gpu-train-check.sh" "$BUILD/trex" "$BUILD/train-check"; }
-  step "trex train / generate --device cuda vs cpu" train_check
+  train_check() { timeout -k 10 "$(left)" bash "$SRC/scripts/gpu-train-check.sh" "$BUILD/trex" "$BUILD/train-check"; }
+  GPU_STEP=1 step "trex train / generate --device cuda vs cpu" train_check
   trc=$?
 fi
-if [ $prc -eq 3 ] || [ $mrc -eq 3 ] || [ $trc -eq 3 ] || [ "$skipped" -gt 0 ]; then
+# A failure anywhere is a failure (1), also when some tests were skipped; "no usable GPU" (3) only when the device
+# programs said so and nothing failed. Skips on a working GPU (the bf16 checks on a CPU without AVX512_BF16) are
+# counted in the table, not hidden.
+for rc in $prc $mrc $trc; do
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && status=1
+done
+if [ $status -eq 0 ] && { [ $prc -eq 3 ] || [ $mrc -eq 3 ] || [ $trc -eq 3 ]; }; then
   echo >>"$SUMMARY"
   echo "**No usable GPU: the gpu tests were skipped, nothing about the GPU path was proven.**" >>"$SUMMARY"
   finish 3
 fi
-[ $prc -ne 0 ] && status=1
-[ $mrc -ne 0 ] && status=1
-[ $trc -ne 0 ] && status=1
 finish $status

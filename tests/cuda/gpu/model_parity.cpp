@@ -574,7 +574,8 @@ class Rendezvous {
       cv_.notify_all();
       return;
     }
-    cv_.wait_for(lock, std::chrono::seconds(300), [&] { return generation_ != generation || aborted_; });
+    // a tiny-preset collective takes milliseconds: a minute means a rank is stuck (the test's TIMEOUT is 180 s)
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return generation_ != generation || aborted_; });
     if (generation_ != generation) return;
     aborted_ = true;
     cv_.notify_all();
