@@ -33,7 +33,8 @@ DeviceArena::~DeviceArena() {
 }
 
 void* DeviceArena::raw(size_t bytes) {
-  const size_t need = (bytes + kAlign - 1) & ~(kAlign - 1);
+  // bytes > capacity_ first: a size near SIZE_MAX (a negative count cast) would round up to 0 and pass
+  const size_t need = bytes > capacity_ ? capacity_ + 1 : (bytes + kAlign - 1) & ~(kAlign - 1);
   if (need > capacity_ - used_)
     throw Error(name_ + ": out of device memory: asked for " + mib(bytes) + " with " + mib(used_) + " of " +
                 mib(capacity_) + " in use (the arena never grows: size it for the step, docs/cuda.md)");

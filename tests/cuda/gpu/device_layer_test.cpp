@@ -40,6 +40,9 @@ TEST(CudaDeviceLayer, ArenaAllocatesOnceAndReuses) {
     EXPECT_NE(msg.find("test arena: out of device memory: asked for 2.0 MiB"), std::string::npos) << msg;
     EXPECT_NE(msg.find("of 1.0 MiB in use"), std::string::npos) << msg;
   }
+  // a size that would wrap when rounded up to the alignment (a negative count cast to size_t) is refused too
+  EXPECT_THROW(a.raw(SIZE_MAX), trex::Error);
+  EXPECT_THROW(a.floats(int64_t(-1)), trex::Error);
 }
 
 TEST(CudaDeviceLayer, BufferRoundTripAndBoundsCheck) {
