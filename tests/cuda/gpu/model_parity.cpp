@@ -121,6 +121,53 @@ model::ModelConfig bench_1b_config() {
   return c;
 }
 
+double fp32_grad_bound() { return grad_bound(GemmType::fp32); }
+double fp32_loss_bound() { return loss_bound(GemmType::fp32); }
+
+TieMargin perturbed_step(const model::ModelConfig& cfg, uint64_t seed, uint64_t batch_seed, int64_t B, int64_t T,
+                         bool rows_one_by_one, double eps) {
+  model::Model a(cfg), p(cfg);
+  a.init(seed);
+  p.init(seed);
+  Rng r(seed ^ 0x9e3779b97f4a7c15ull);
+  for (float& w : p.params()) w = float(double(w) * (1.0 + eps * (2.0 * r.uniform() - 1.0)));
+  const BatchData data = make_batch(cfg, batch_seed, B, T);
+  TieMargin m;
+  a.zero_grad();
+  p.zero_grad();
+  const auto step = [&](const model::Batch& b) {
+    const model::Losses la = a.forward_backward(b), lp = p.forward_backward(b);
+    for (const double e : {rel(lp.ce, la.ce), rel(lp.mtp, la.mtp), rel(lp.balance, la.balance),
+                           rel(lp.indexer, la.indexer)})
+      m.worst_loss_rel = std::max(m.worst_loss_rel, std::isnan(e) ? INFINITY : e);
+    for (int64_t blk = 0; blk < a.n_moe_blocks(); ++blk) {
+      const auto x = a.expert_load(blk), y = p.expert_load(blk);
+      if (!std::equal(x.begin(), x.end(), y.begin(), y.end())) ++m.load_mismatches;
+    }
+  };
+  if (rows_one_by_one) {
+    for (int64_t i = 0; i < B; ++i)
+      step(model::Batch{1, T, data.tokens.data() + size_t(i * T), data.docs.data() + size_t(i * T), nullptr});
+  } else {
+    step(data.batch());
+  }
+  const auto ga = a.grads(), gp = p.grads();
+  for (const auto& t : a.param_table()) {
+    if (!t.trainable) continue;
+    double diff = 0, norm = 0;
+    for (int64_t i = t.offset; i < t.offset + t.numel; ++i) {
+      diff += (double(gp[size_t(i)]) - ga[size_t(i)]) * (double(gp[size_t(i)]) - ga[size_t(i)]);
+      norm += double(ga[size_t(i)]) * ga[size_t(i)];
+    }
+    const double e = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    if (!(e <= m.worst_grad_rel)) {
+      m.worst_grad_rel = std::isnan(e) ? INFINITY : e;
+      m.worst_tensor = t.name;
+    }
+  }
+  return m;
+}
+
 bool StepParity::ok() const {
   return worst_loss_rel <= loss_bound && worst_grad_rel <= grad_bound && load_mismatches == 0 && gpu_bitwise_rerun;
 }

@@ -22,6 +22,23 @@ namespace trex::cuda::check {
 // The bench's ~1B-parameter V4-style MoE preset (issue #24 point 9; docs/cuda.md gives its shape).
 model::ModelConfig bench_1b_config();
 
+// How near a parity case's discrete decisions (top-k routing, the indexer's selection, ReLU masks) are to a tie,
+// on the CPU alone: the step of seed's initialisation on make_batch(batch_seed, B, T) — the whole batch, or its
+// rows one after the other (rows_one_by_one: the expert-parallel oracle) — against the same step with every
+// parameter scaled by (1 + eps·u), u uniform in [-1, 1]. A GPU differs from the CPU by rounding of about 1e-6
+// relative; a case whose decisions survive a larger perturbation cannot fail its parity test by a flipped tie.
+struct TieMargin {
+  int64_t load_mismatches = 0;  // MoE blocks (per row where one by one) whose expert counts changed
+  double worst_grad_rel = 0;    // max over tensors of ||g' - g|| / ||g|| (NaN: infinite)
+  std::string worst_tensor;
+  double worst_loss_rel = 0;
+};
+TieMargin perturbed_step(const model::ModelConfig& cfg, uint64_t seed, uint64_t batch_seed, int64_t B, int64_t T,
+                         bool rows_one_by_one, double eps);
+// The fp32 parity bounds the gpu tests hold the GPU model to (gradients: per tensor relative L2; losses).
+double fp32_grad_bound();
+double fp32_loss_bound();
+
 struct StepParity {
   double ce_cpu = 0, ce_gpu = 0, mtp_cpu = 0, mtp_gpu = 0, bal_cpu = 0, bal_gpu = 0, idx_cpu = 0, idx_gpu = 0;
   double worst_loss_rel = 0;          // max over the four losses of |gpu - cpu| / max(|cpu|, 1e-6)
