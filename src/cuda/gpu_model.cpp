@@ -547,7 +547,14 @@ Model::Model(const model::ModelConfig& cfg, const ModelOptions& opt)
     I.experts.push_back(std::move(ew));
   }
   I.load.assign(I.blocks.size(), std::vector<int64_t>(size_t(I.cfg.n_routed_experts), 0));
-  I.arena = std::make_unique<DeviceArena>(arena_bytes_or_free(opt.activation_bytes), "cuda model activation arena");
+  // Room for what is allocated after this model: its caller's per-parameter state, and where other processes share
+  // the device, their buffers as large as ours (they may not have allocated yet).
+  const size_t own = I.P.bytes() + I.G.bytes() + I.P16.bytes() + I.Pint.bytes();
+  const size_t later = size_t(opt.later_bytes_per_param * double(I.numel));
+  const size_t reserve = later + size_t(std::max(0, opt.device_sharers - 1)) * (own + later);
+  I.arena = std::make_unique<DeviceArena>(
+      arena_bytes_or_free(opt.activation_bytes, reserve, opt.device_sharers, "cuda model activation arena"),
+      "cuda model activation arena");
   zero_grad();
 }
 
@@ -573,11 +580,16 @@ void gm::rope(float* x, int64_t n, int64_t heads, int64_t hd, const int32_t* pos
   rope_apply(x, n, heads, hd, pos, r.cos, r.sin, r.r, inverse, s);
 }
 
-size_t gm::arena_bytes_or_free(size_t requested) {
+size_t gm::arena_bytes_or_free(size_t requested, size_t reserve, int sharers, const char* what) {
   if (requested != 0) return requested;
   size_t free_b = 0, total_b = 0;
   TREX_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  return size_t(double(free_b) * 0.85);
+  const double gib = double(1ull << 30);
+  if (free_b <= reserve + (size_t(256) << 20))
+    throw Error(fmt::format("{}: {:.2f} GiB of device memory free, {:.2f} GiB of it needed after the arena "
+                            "(optimizer state, other processes on the device): no room for activations",
+                            what, double(free_b) / gib, double(reserve) / gib));
+  return size_t(double(free_b - reserve) * 0.85 / std::max(1, sharers));
 }
 
 gm::ModelInternals gm::internals(Model& m) {

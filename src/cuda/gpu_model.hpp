@@ -39,8 +39,13 @@ struct ModelOptions {
   // recipe; fp32 accumulation either way).
   GemmType matmul = GemmType::fp32;
   // Capacity of the activation arena, allocated once; 0: 85 % of the device memory left free after the
-  // parameters, gradients and bf16 copies.
+  // parameters, gradients and bf16 copies, less what later_bytes_per_param and device_sharers keep free, divided
+  // among the sharers.
   size_t activation_bytes = 0;
+  // What the caller allocates per parameter after the model (its optimizer's state: AdamW's m and v, 8 bytes),
+  // and how many processes share this device (each of the others assumed to need as much as this one).
+  double later_bytes_per_param = 0;
+  int device_sharers = 1;
   // false: no gradient buffer (inference, e.g. the decoder's model: half the parameter memory); forward_backward,
   // download_grads and the optimizers then refuse with trex::Error, and device_grads() is null.
   bool gradients = true;

@@ -45,8 +45,10 @@ struct DeviceRopeTable {
 void rope(float* x, int64_t n, int64_t heads, int64_t hd, const int32_t* pos, const DeviceRope& r, bool inverse,
           cudaStream_t s);
 
-// The bytes of an arena of `requested` bytes, or (0) 85 % of the device memory free now.
-size_t arena_bytes_or_free(size_t requested);
+// The bytes of an arena of `requested` bytes, or (0) 85 % of the device memory free now less `reserve` (what is
+// allocated after the arena), split among `sharers` processes on the device; throws trex::Error naming `what`
+// when nothing is left.
+size_t arena_bytes_or_free(size_t requested, size_t reserve = 0, int sharers = 1, const char* what = "arena");
 
 struct DeviceEntries {  // detail::Entries on the device (arrays in the step arena)
   int64_t m = 0, NE = 0, max_nvis = 0;
