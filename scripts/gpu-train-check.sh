@@ -4,8 +4,8 @@
 # steps on each device (fp32 products, AdamW, clipped, 2 micro-batches a step), then resumes the CPU run's step-5
 # checkpoint on the GPU. Passes when every step's loss of the GPU run and of the resumed run is within 2^-8 of the
 # CPU run's. Needs a full build (the trex executable) and a GPU; scripts/gpu-check.sh --full runs it.
-# Where mpirun exists, two ranks on the device: --dp 2, --ep 2 and --pp 2 against the CPU run, and the --ep 2 and
-# --pp 2 runs' step-5 checkpoints resumed on the CPU.
+# Where mpirun exists, two ranks on the device: --dp 2, --ep 2 and --pp 2 against the CPU run, and the step-5
+# checkpoints of every device run (one process, --dp 2, --ep 2, --pp 2) resumed on the CPU.
 # Then `trex generate --device cuda` against `--device cpu` on the CPU run's checkpoint: greedy, 24 tokens, three
 # prompts in one batch (prefill, batched decoding): the same tokens, each token's log-probability within 1e-3.
 # Exit: 0 passed, 1 a difference or a failure, 3 no usable GPU.
@@ -65,9 +65,14 @@ if command -v mpirun >/dev/null 2>&1; then
       echo "device run --$layout (2 ranks): failed"; tail -20 "$W/$name.log"; status=1
     fi
   done
-  for name in ep2 pp2; do
-    [ -d "$W/$name/step-00000005" ] || continue
-    what="cpu run resumed from the device --${name%2} 2 step-5 checkpoint"
+  # every device run's checkpoint: the one-process and --dp 2 ones through the unsharded download, the --ep 2 and
+  # --pp 2 ones gathered from both ranks
+  for name in gpu dp2 ep2 pp2; do
+    [ -d "$W/$name/step-00000005" ] || { echo "$name: no step-5 checkpoint"; status=1; continue; }
+    case $name in
+      gpu) what="cpu run resumed from the one-process device run's step-5 checkpoint" ;;
+      *) what="cpu run resumed from the device --${name%2} 2 step-5 checkpoint" ;;
+    esac
     mkdir -p "$W/$name-resumed" && cp -r "$W/$name/step-00000005" "$W/$name-resumed/" &&
       echo step-00000005 >"$W/$name-resumed/latest"
     if "$TREX" "${common[@]}" --out "$W/$name-resumed" --device cpu --resume >"$W/$name-resumed.log" 2>&1; then
