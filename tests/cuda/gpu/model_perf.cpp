@@ -1,7 +1,7 @@
 // trex_cuda_model_perf: the GPU model's whole-step checks and its benchmark (issue #24 points 6 and 9), the
 // driver scripts/gpu-check.sh runs.
-//   --parity  the tiny preset against the CPU model (model_parity.hpp): one step fp32 (and bf16 where the CPU has
-//             AVX512_BF16), 20 AdamW steps fp32 with a resume across devices at step 10, and the trainer's device
+//   --parity  the tiny preset against the CPU model (model_parity.hpp): one step fp32 (no bf16: model_test.cpp says
+//             why), 8 AdamW steps fp32 with a resume across devices at step 4, and the trainer's device
 //             step (6 Muon steps of 2 micro-batches, clipped) against the CPU's, and the GPU decoder against the
 //             CPU decoder (every position's logits of chunked prompts, ragged and batched steps, a reused slot),
 //             and expert parallelism over 2 ranks as threads and two pipeline stages against the one-process GPU
@@ -30,7 +30,6 @@
 #include "cuda/stream.hpp"
 #include "model/model_info.hpp"
 #include "model_parity.hpp"
-#include "nn/gemm_bf16.hpp"
 #include "train/train_step.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
@@ -61,13 +60,9 @@ bool run_parity(const Out& out) {
              std::to_string(r.worst_grad_rel) + "}");
     ok = ok && r.ok();
   };
-  step(GemmType::fp32, "fp32");
-  if (nn::bf16_matmul_supported())
-    step(GemmType::bf16, "bf16");
-  else
-    std::printf("bf16 step parity: not run (this CPU lacks AVX512_BF16, the CPU side of the comparison)\n");
-  const CurveParity c = compare_training(tiny, GemmType::fp32, train::OptimizerKind::AdamW, 20, 3e-3, 5, 2, 64);
-  std::printf("fp32 adamw 20 steps %s\n", c.str().c_str());
+  step(GemmType::fp32, "fp32");  // no bf16 step parity: model_test.cpp says why
+  const CurveParity c = compare_training(tiny, GemmType::fp32, train::OptimizerKind::AdamW, 8, 3e-3, 5, 2, 64);
+  std::printf("fp32 adamw 8 steps %s\n", c.str().c_str());
   std::string js = "{\"check\":\"model_curve\",\"ok\":" + std::string(c.ok() ? "true" : "false") + ",\"cpu\":[";
   for (size_t i = 0; i < c.cpu.size(); ++i) js += (i ? "," : "") + std::to_string(c.cpu[i]);
   js += "],\"gpu\":[";
