@@ -44,12 +44,18 @@ double grad_bound(GemmType t) { return t == GemmType::bf16 ? 3e-2 : 2e-3; }
 constexpr double kCurveBound = 0.00390625;
 
 double rel(double a, double ref) { return std::fabs(a - ref) / std::max(std::fabs(ref), 1e-6); }
+// rel(a, ref) folded into the worst so far, a NaN on either side as an infinite error
+void fold_rel(double& worst, double a, double ref) {
+  const double e = rel(a, ref);
+  worst = std::max(worst, std::isnan(e) || std::isnan(ref) ? INFINITY : e);
+}
 
 // The worst relative error of the four losses (NaN: infinite) folded into `worst`.
 void fold_loss_rel(double& worst, const model::Losses& got, const model::Losses& want) {
-  for (const double e : {rel(got.ce, want.ce), rel(got.mtp, want.mtp), rel(got.balance, want.balance),
-                         rel(got.indexer, want.indexer)})
-    worst = std::max(worst, std::isnan(e) ? INFINITY : e);
+  fold_rel(worst, got.ce, want.ce);
+  fold_rel(worst, got.mtp, want.mtp);
+  fold_rel(worst, got.balance, want.balance);
+  fold_rel(worst, got.indexer, want.indexer);
 }
 
 // B rows of T seeded tokens, each row two documents (a seeded cut in its middle half): the packed-batch
@@ -328,7 +334,7 @@ CurveParity compare_training(const model::ModelConfig& cfg, GemmType type, train
     const auto t2 = clock::now();
     r.cpu_seconds += std::chrono::duration<double>(t1 - t0).count();
     r.gpu_seconds += std::chrono::duration<double>(t2 - t1).count();
-    r.worst_rel = std::max(r.worst_rel, std::isnan(r.gpu.back()) ? INFINITY : rel(r.gpu.back(), r.cpu.back()));
+    fold_rel(r.worst_rel, r.gpu.back(), r.cpu.back());
   }
   // Resume across devices: the CPU continues from the GPU's halfway state, the GPU from the CPU's.
   std::copy(snap_g.params.begin(), snap_g.params.end(), cpu.params().begin());
@@ -452,7 +458,7 @@ TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type
     r.cpu_clip.push_back(cc);
     r.gpu_clip.push_back(cg);
     r.clipped_every_step = r.clipped_every_step && cc < 1 && cg < 1;
-    auto worst = [](double& w, double a, double b) { w = std::max(w, std::isnan(a) ? INFINITY : rel(a, b)); };
+    const auto worst = fold_rel;
     worst(r.worst_loss_rel, r.gpu_loss.back(), r.cpu_loss.back());
     worst(r.worst_norm_rel, ng, nc);
     worst(r.worst_clip_rel, cg, cc);
