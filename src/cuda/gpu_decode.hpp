@@ -1,16 +1,16 @@
 // trex::cuda::Decoder: incremental (cached) inference on the GPU model, model::Decoder's twin. The caches of every
-// sequence live on the device in row pools allocated once at construction (model/decode_plan.hpp: the
-// sliding-window key rings, the compressors' pending rows, the compressed entries, the indexer's keys), for a fixed
-// number of sequences of a fixed length; a sequence is a slot (open / close). A step feeds any number of new tokens
-// to any number of open sequences, as one batch of rows: the per-row parts (mHC, norms, projections, MoE, head)
-// are the GPU model's components, attention runs as the training kernels over the plan's lists (the compressor
-// pooling of the entries the step completes, the indexer's scores and top-k, the joint softmax over window +
-// entries + sink). The logits come back to the host.
+// sequence live on the device in row pools allocated once at construction (model/decode_plan.hpp: the sliding-window
+// key rings, the compressors' pending rows, the compressed entries, the indexer's keys), for a fixed number of
+// sequences of a fixed length; a sequence is a slot (open / close). A step feeds any number of new tokens to any number
+// of open sequences, as one batch of rows: the per-row parts (mHC, norms, projections, MoE, head) are the GPU model's
+// components, attention runs as the training kernels over the plan's lists (the compressor pooling of the entries the
+// step completes, the indexer's scores and top-k, the joint softmax over window + entries + sink). The logits come back
+// to the host.
 //
-// The CPU's model::Decoder is the oracle (tests/cuda/gpu/decode_test.cpp: every position's logits for prefill
-// chunks, batched single tokens and reused slots). Weights: read from the cuda::Model at every step (upload first).
-// Decoding is a forward only: the model's gradients, its activation arena and its expert loads are not touched.
-// CUDA builds only.
+// The CPU's model::Decoder is the oracle (compare_decode in tests/cuda/gpu/model_parity.cpp, CudaDecoder.*: every
+// position's logits for prefill chunks, batched single tokens and reused slots). Weights: read from the cuda::Model at
+// every step (upload first). Decoding is a forward only: the model's gradients, its activation arena and its expert
+// loads are not touched. CUDA builds only.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -4,8 +4,10 @@
 // step per new token; --echo's prompt scoring runs on the GPU decoder there, on the CPU model's full forward
 // otherwise).
 // Concurrent generations share the model through a step combiner: decode steps that are waiting at the same time
-// run as one batched step (batch-invariant kernels, so batching never changes a request's output); a prompt's
-// prefill always runs as a step of its own, so its arithmetic never depends on other requests either.
+// run as one batched step (on the CPU batch-invariant kernels, so batching never changes a request's output; the
+// GPU decoder's cuBLASLt products choose their algorithm by shape, so there a batched step may round differently,
+// not yet measured); a prompt's prefill always runs as a step of its own, so its arithmetic never depends on other
+// requests either.
 //
 // Checkpoint folder (--ckpt DIR), checked in this order:
 //   DIR/latest (a file naming a step folder, as `trex train` writes) -> DIR/<that folder>;
