@@ -7,7 +7,8 @@
 # Where mpirun exists, two ranks on the device: --dp 2, --ep 2 and --pp 2 against the CPU run, and the step-5
 # checkpoints of every device run (one process, --dp 2, --ep 2, --pp 2) resumed on the CPU.
 # Then `trex generate --device cuda` against `--device cpu` on the CPU run's checkpoint: greedy, 24 tokens, three
-# prompts in one batch (prefill, batched decoding): the same tokens, each token's log-probability within 1e-3.
+# prompts in one batch (prefill, batched decoding), every prompt token scored (--echo): the same tokens, each
+# generated and prompt token's log-probability within 1e-3.
 # Exit: 0 passed, 1 a difference or a failure, 3 no usable GPU.
 # TREX_TRAIN_CHECK_DEVICE (default "--device cuda") replaces the device arguments of the training runs under test
 # and TREX_GENERATE_CHECK_DEVICE (default "--device cuda") those of the generation; with "--device cpu
@@ -88,11 +89,14 @@ fi
 # generation on the device against the CPU
 printf '%s\n' '{"prompt":"minimise cost subject to"}' '{"prompt":"x + y <= 4 and"}' '{"prompt":"route the trucks"}' \
   >"$W/prompts.jsonl"
-gen=(generate --ckpt "$W/cpu" --tokenizer "$W/tok.json" --input "$W/prompts.jsonl" --temperature 0 --max-tokens 24 --logprobs 0 --batch 3)
+# --echo: every prompt token scored too (the GPU decoder's all-position path): the same ids on both sides, so their
+# log-probabilities test attention and the caches even where the greedy tokens (of a 10-step model) are all alike
+gen=(generate --ckpt "$W/cpu" --tokenizer "$W/tok.json" --input "$W/prompts.jsonl" --temperature 0 --max-tokens 24
+     --logprobs 0 --echo --batch 3)
 "$TREX" "${gen[@]}" --output "$W/gen-cpu.jsonl" --device cpu || exit 1
 "$TREX" "${gen[@]}" --output "$W/gen-device.jsonl" "${GDEV[@]}" || status=1
 if [ -f "$W/gen-device.jsonl" ]; then
-  # per record: the generated ids and their log-probabilities
+  # per record: the generated ids, then the prompt's, with their log-probabilities
   tokens() { sed 's/"top_logprobs":\[[^]]*\]//g' "$1" | awk '{ n = 0; s = $0; out = "";
     while (match(s, /"id":[0-9]+,"logprob":[-0-9.eE+]+/)) { t = substr(s, RSTART, RLENGTH); sub(/"id":/, "", t);
       sub(/,"logprob":/, " ", t); out = out t ";"; s = substr(s, RSTART + RLENGTH) } print out }'; }
@@ -100,7 +104,7 @@ if [ -f "$W/gen-device.jsonl" ]; then
     { nc = split($1, c, ";"); nd = split($2, d, ";"); same = (nc == nd); worst = 0
       for (i = 1; i < nc && same; ++i) { split(c[i], a, " "); split(d[i], b, " "); if (a[1] != b[1]) same = 0
         e = a[2] - b[2]; if (e < 0) e = -e; if (e > worst) worst = e }
-      printf "generate record %d: %d tokens, %s, worst logprob difference %.2e\n", NR - 1, nc - 1,
+      printf "generate record %d: %d generated and prompt tokens, %s, worst logprob difference %.2e\n", NR - 1, nc - 1,
              same ? "the same tokens" : "DIFFERENT TOKENS", worst
       if (!same || worst > 1e-3 || nc < 2) bad = 1 }
     END { exit bad }' || status=1
