@@ -18,6 +18,11 @@
 
 namespace trex::cuda {
 
+// Device bytes per parameter a DeviceOptimizer may allocate: AdamW's m and v (8; Muon's momentum is 4), + 1 for the
+// Newton–Schulz scratch and the norm's partials. What a model built before it leaves free
+// (ModelOptions::later_bytes_per_param).
+inline constexpr double kOptimizerBytesPerParam = 8 + 1;
+
 class DeviceOptimizer {
  public:
   // ns_type: the Newton–Schulz products' operands (fp32, or bf16 as the CPU's --matmul bf16 runs them).

@@ -39,10 +39,10 @@ model::ProcessGroup* data_parallel(const train::DeviceStepConfig& c) {
 ModelOptions model_options(const train::DeviceStepConfig& c) {
   ModelOptions o;
   o.matmul = gemm_type(c.matmul);
-  // The optimizer's moments come after the model (AdamW: m and v, 8 bytes per parameter, more than Muon's) and
-  // ranks that share a device (the 2-rank checks on one GPU) split it: each taking 85 % of what is free, two that
-  // look before either allocates would make the second's allocation fail.
-  o.later_bytes_per_param = 8 + 1;  // + 1: the norm's partials, the update's scratch, rounding
+  // The optimizer's state comes after the model, and ranks that share a device (the 2-rank checks on one GPU)
+  // split it: each taking 85 % of what is free, two that look before either allocates would make the second's
+  // allocation fail.
+  o.later_bytes_per_param = kOptimizerBytesPerParam;
   if (const model::ProcessGroup* pg = data_parallel(c)) o.device_sharers = ranks_on_device(pg->size(), pg->rank());
   o.placement = c.placement;  // --ep / --pp: this rank's stage and experts only
   o.expert_group = c.expert_group;

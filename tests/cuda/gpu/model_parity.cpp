@@ -44,10 +44,10 @@ double grad_bound(GemmType t) { return t == GemmType::bf16 ? 3e-2 : 2e-3; }
 constexpr double kCurveBound = 0.00390625;
 
 double rel(double a, double ref) { return std::fabs(a - ref) / std::max(std::fabs(ref), 1e-6); }
-// rel(a, ref) folded into the worst so far, a NaN on either side as an infinite error
+// rel(a, ref) folded into the worst so far, a NaN on either side (a NaN rel) as an infinite error
 void fold_rel(double& worst, double a, double ref) {
   const double e = rel(a, ref);
-  worst = std::max(worst, std::isnan(e) || std::isnan(ref) ? INFINITY : e);
+  worst = std::max(worst, std::isnan(e) ? INFINITY : e);
 }
 
 // The worst relative error of the four losses (NaN: infinite) folded into `worst`.
@@ -56,6 +56,38 @@ void fold_loss_rel(double& worst, const model::Losses& got, const model::Losses&
   fold_rel(worst, got.mtp, want.mtp);
   fold_rel(worst, got.balance, want.balance);
   fold_rel(worst, got.indexer, want.indexer);
+}
+
+// Every trainable tensor of the reference model (gradients g_one) against the sum of its parts on the ranks
+// (parts_of: pointers to the tensor's gradient in each rank that holds a share; none: infinite error): the worst
+// relative L2 error, its tensor and the count.
+struct SummedGradCheck {
+  double worst = 0;
+  std::string tensor;
+  int64_t tensors = 0;
+};
+SummedGradCheck compare_summed_grads(const model::ParamStore& one, std::span<const float> g_one,
+                                     const std::function<std::vector<const float*>(const model::ParamInfo&)>& parts_of) {
+  SummedGradCheck r;
+  for (const auto& p : one.table()) {
+    if (!p.trainable) continue;
+    const std::vector<const float*> parts = parts_of(p);
+    double diff = 0, norm = 0;
+    for (int64_t j = 0; j < p.numel; ++j) {
+      double g = 0;
+      for (const float* part : parts) g += part[j];
+      const double ref_g = g_one[size_t(p.offset + j)];
+      diff += (g - ref_g) * (g - ref_g);
+      norm += ref_g * ref_g;
+    }
+    const double err = parts.empty() ? INFINITY : std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    ++r.tensors;
+    if (!(err <= r.worst)) {  // NaN lands here too
+      r.worst = std::isnan(err) ? INFINITY : err;
+      r.tensor = p.name;
+    }
+  }
+  return r;
 }
 
 // B rows of T seeded tokens, each row two documents (a seeded cut in its middle half): the packed-batch
@@ -162,20 +194,12 @@ TieMargin perturbed_step(const model::ModelConfig& cfg, uint64_t seed, uint64_t 
   } else {
     step(data.batch());
   }
-  const auto ga = a.grads(), gp = p.grads();
-  for (const auto& t : a.param_table()) {
-    if (!t.trainable) continue;
-    double diff = 0, norm = 0;
-    for (int64_t i = t.offset; i < t.offset + t.numel; ++i) {
-      diff += (double(gp[size_t(i)]) - ga[size_t(i)]) * (double(gp[size_t(i)]) - ga[size_t(i)]);
-      norm += double(ga[size_t(i)]) * ga[size_t(i)];
-    }
-    const double e = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-    if (!(e <= m.worst_grad_rel)) {
-      m.worst_grad_rel = std::isnan(e) ? INFINITY : e;
-      m.worst_tensor = t.name;
-    }
-  }
+  const float* gp = p.grads().data();
+  const SummedGradCheck g = compare_summed_grads(a.store(), a.grads(), [&](const model::ParamInfo& t) {
+    return std::vector<const float*>{gp + t.offset};
+  });
+  m.worst_grad_rel = g.worst;
+  m.worst_tensor = g.tensor;
   return m;
 }
 
@@ -458,14 +482,13 @@ TrainStepParity compare_train_steps(const model::ModelConfig& cfg, GemmType type
     r.cpu_clip.push_back(cc);
     r.gpu_clip.push_back(cg);
     r.clipped_every_step = r.clipped_every_step && cc < 1 && cg < 1;
-    const auto worst = fold_rel;
-    worst(r.worst_loss_rel, r.gpu_loss.back(), r.cpu_loss.back());
-    worst(r.worst_norm_rel, ng, nc);
-    worst(r.worst_clip_rel, cg, cc);
+    fold_rel(r.worst_loss_rel, r.gpu_loss.back(), r.cpu_loss.back());
+    fold_rel(r.worst_norm_rel, ng, nc);
+    fold_rel(r.worst_clip_rel, cg, cc);
     if (resumed) {
       double n = 0, c = 0;
       r.resumed_on_cpu.push_back(one(*resumed, data, &n, &c));
-      worst(r.worst_resume_rel, r.resumed_on_cpu.back(), r.gpu_loss.back());
+      fold_rel(r.worst_resume_rel, r.resumed_on_cpu.back(), r.gpu_loss.back());
     }
   }
   // the NaN check's input: a poisoned gradient must reach the norm
@@ -740,38 +763,6 @@ RankResult step_result(Model& m, const model::Losses& L) {
   for (int64_t b = 0; b < m.n_moe_blocks(); ++b) {
     const auto ld = m.expert_load(b);
     r.loads.emplace_back(ld.begin(), ld.end());
-  }
-  return r;
-}
-
-// Every trainable tensor of the one-process model (gradients g_one) against the sum of its parts on the ranks
-// (parts_of: pointers to the tensor's gradient in each rank that holds a share; none: infinite error): the worst
-// relative L2 error, its tensor and the count.
-struct SummedGradCheck {
-  double worst = 0;
-  std::string tensor;
-  int64_t tensors = 0;
-};
-SummedGradCheck compare_summed_grads(const model::ParamStore& one, const std::vector<float>& g_one,
-                                     const std::function<std::vector<const float*>(const model::ParamInfo&)>& parts_of) {
-  SummedGradCheck r;
-  for (const auto& p : one.table()) {
-    if (!p.trainable) continue;
-    const std::vector<const float*> parts = parts_of(p);
-    double diff = 0, norm = 0;
-    for (int64_t j = 0; j < p.numel; ++j) {
-      double g = 0;
-      for (const float* part : parts) g += part[j];
-      const double ref_g = g_one[size_t(p.offset + j)];
-      diff += (g - ref_g) * (g - ref_g);
-      norm += ref_g * ref_g;
-    }
-    const double err = parts.empty() ? INFINITY : std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-    ++r.tensors;
-    if (!(err <= r.worst)) {  // NaN lands here too
-      r.worst = std::isnan(err) ? INFINITY : err;
-      r.tensor = p.name;
-    }
   }
   return r;
 }

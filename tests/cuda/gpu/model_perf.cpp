@@ -119,7 +119,7 @@ bool run_bench(const Out& out, int64_t B, int64_t T, int steps, BenchWeights& we
               (long long)T);
   ModelOptions mo;
   mo.matmul = GemmType::bf16;
-  mo.later_bytes_per_param = 9;  // the optimizer's moments and scratch, allocated below
+  mo.later_bytes_per_param = kOptimizerBytesPerParam;  // the optimizer below
   Model gpu(cfg, mo);
   {
     weights = bench_weights(gpu);
