@@ -1,6 +1,7 @@
 // The data-parallel gradient all-reduce on the device: host-staged and NCCL (device_group.hpp).
 #include "cuda/device_group.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -31,6 +32,23 @@ class HostStagedGroup : public DeviceGroup {
     TREX_CUDA_CHECK(cudaMemcpyAsync(data, host_.data(), bytes, cudaMemcpyHostToDevice, s));
     scale_in_place(data, n, scale, s);
     TREX_CUDA_CHECK(cudaStreamSynchronize(s));  // host_ is rewritten by the next call
+  }
+  void all_gather_ranges(float* data, std::span<const int64_t> displs, std::span<const int64_t> counts,
+                         cudaStream_t s) override {
+    const size_t me = size_t(pg_.rank());
+    int64_t n = 0;
+    for (size_t r = 0; r < counts.size(); ++r) n = std::max(n, displs[r] + counts[r]);
+    if (n > int64_t(host_.size())) throw Error("device group: all-gather of more floats than its staging buffer");
+    // this rank's range down, every range through MPI, the others' ranges up (copies on s, as above)
+    TREX_CUDA_CHECK(cudaMemcpyAsync(host_.data() + displs[me], data + displs[me], sizeof(float) * size_t(counts[me]),
+                                    cudaMemcpyDeviceToHost, s));
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+    pg_.all_gather_ranges(std::span<float>(host_.data(), size_t(n)), displs, counts);
+    for (size_t r = 0; r < counts.size(); ++r)
+      if (r != me && counts[r] > 0)
+        TREX_CUDA_CHECK(cudaMemcpyAsync(data + displs[r], host_.data() + displs[r], sizeof(float) * size_t(counts[r]),
+                                        cudaMemcpyHostToDevice, s));
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
  private:
@@ -67,6 +85,18 @@ class NcclGroup : public DeviceGroup {
   void all_reduce_sum(float* data, int64_t n, float scale, cudaStream_t s) override {
     TREX_NCCL_CHECK(nccl().all_reduce(data, data, size_t(n), ncclFloat32, ncclSum, comm_, s));
     scale_in_place(data, n, scale, s);  // sum, then the factor, as the CPU's reduce_gradients
+    TREX_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  void all_gather_ranges(float* data, std::span<const int64_t> displs, std::span<const int64_t> counts,
+                         cudaStream_t s) override {
+    const NcclApi& api = nccl();
+    TREX_NCCL_CHECK(api.group_start());
+    for (int r = 0; r < size_; ++r)  // ncclAllGather wants equal counts; shards end at tensor boundaries
+      if (counts[size_t(r)] > 0) {
+        float* range = data + displs[size_t(r)];
+        TREX_NCCL_CHECK(api.broadcast(range, range, size_t(counts[size_t(r)]), ncclFloat32, r, comm_, s));
+      }
+    TREX_NCCL_CHECK(api.group_end());
     TREX_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 

@@ -17,6 +17,7 @@
 #include "cuda/gpu_model.hpp"
 #include "cuda/grad_norm.hpp"
 #include "cuda/model_glue.hpp"
+#include "cuda/ops.hpp"
 #include "cuda/stream.hpp"
 #include "train/recompute_stage.hpp"
 #include "train/train_step.hpp"
@@ -77,8 +78,10 @@ class GpuTrainStep : public train::DeviceStep {
       : cfg_(c),
         device_(data_parallel(c) ? select_device_for_rank(c.data_group->rank()) : 0),  // before any allocation
         model_(c.model, model_options(c)),
+        zero_(c, model_.host()),
         slots_(train::optimizer_slots(model_.host().table(), c.freeze_router, updated_, c.indexer_only)),
-        opt_(slots_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
+        owned_(zero_.owned(slots_)),
+        opt_(owned_, model_.numel(), c.optimizer, gemm_type(c.matmul)),
         norm_(updated_),
         pg_(data_parallel(c)),
         single_(model_),
@@ -119,6 +122,11 @@ class GpuTrainStep : public train::DeviceStep {
           break;
         }
     }
+    for (const auto& r : zero_.regions())
+      if (r.sharded()) {
+        s += ", optimizer state ZeRO-1 sharded over the replicas (weights all-gathered after each update)";
+        break;
+      }
     return s;
   }
   model::ParamStore& host() override { return model_.host(); }
@@ -163,8 +171,19 @@ class GpuTrainStep : public train::DeviceStep {
   }
   double update(double norm, double clip, double lr) override {
     const double scale = train::clip_scale(norm, clip);
-    opt_.step(blas_, model_.device_params(), model_.device_grads(), lr, float(scale), model_.device_params_bf16(),
-              stream_);
+    float* params = model_.device_params();
+    uint16_t* params16 = model_.device_params_bf16();
+    opt_.step(blas_, params, model_.device_grads(), lr, float(scale), params16, stream_);
+    const auto& zr = zero_.regions();
+    for (size_t i = 0; i < zr.size(); ++i) {  // ZeRO-1: every replica's updated shard to every replica
+      if (!zr[i].sharded()) continue;
+      DeviceGroup& g = regions_.empty() ? *group_ : *region_groups_[i];
+      const int64_t b = zr[i].region.begin, n = zr[i].region.end - b;
+      std::vector<int64_t> displs(zr[i].begin);
+      for (int64_t& d : displs) d -= b;
+      g.all_gather_ranges(params + b, displs, zr[i].count, stream_);
+      if (params16) round_to_bf16(params + b, params16 + b, n, stream_);  // the others' tensors' bf16 copies
+    }
     stream_.synchronize();  // the model's stream reads the new weights next
     return scale;
   }
@@ -177,16 +196,17 @@ class GpuTrainStep : public train::DeviceStep {
   void get_state(std::vector<float>& m, std::vector<float>& v) override {
     std::vector<float> cm(size_t(opt_.state_m_size())), cv(size_t(opt_.state_v_size()));
     opt_.download_state(cm, cv, stream_);
-    opt_.layout().expand(slots_, cm, cv, m, v, model_.numel());
+    opt_.layout().expand(owned_, cm, cv, m, v, model_.numel());
   }
   void set_state(std::span<const float> m, std::span<const float> v) override {
     if (int64_t(m.size()) != model_.numel() || int64_t(v.size()) != model_.numel())
       throw Error(fmt::format("optimizer state of {} + {} floats, the model needs {} each", m.size(), v.size(),
                               model_.numel()));
     std::vector<float> cm(size_t(opt_.state_m_size())), cv(size_t(opt_.state_v_size()));
-    opt_.layout().compact(slots_, m, v, cm, cv);
+    opt_.layout().compact(owned_, m, v, cm, cv);
     opt_.upload_state(cm, cv, stream_);
   }
+  train::TensorRanges checkpoint_ranges() const override { return zero_.checkpoint_ranges(); }
 
   nlohmann::json memory() const override {
     const int64_t n = model_.numel();
@@ -200,8 +220,9 @@ class GpuTrainStep : public train::DeviceStep {
   train::DeviceStepConfig cfg_;
   int device_ = 0;
   Model model_;
+  train::StepRegions zero_;  // who updates what (ZeRO-1: this rank's shard of each replica region)
   train::TensorRanges updated_;
-  std::vector<train::TensorSlot> slots_;
+  std::vector<train::TensorSlot> slots_, owned_;  // every tensor; those of this rank's shards (the optimizer's)
   DeviceOptimizer opt_;
   SquareSum norm_;
   Blas blas_;

@@ -20,6 +20,9 @@ const NcclApi& nccl() {
     lib.resolve(a.comm_init_rank, "ncclCommInitRank");
     lib.resolve(a.comm_destroy, "ncclCommDestroy");
     lib.resolve(a.all_reduce, "ncclAllReduce");
+    lib.resolve(a.broadcast, "ncclBroadcast");
+    lib.resolve(a.group_start, "ncclGroupStart");
+    lib.resolve(a.group_end, "ncclGroupEnd");
     lib.resolve(a.error_string, "ncclGetErrorString");
     return a;
   }();

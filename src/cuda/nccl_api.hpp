@@ -11,6 +11,9 @@ struct NcclApi {
   decltype(&ncclCommInitRank) comm_init_rank;
   decltype(&ncclCommDestroy) comm_destroy;
   decltype(&ncclAllReduce) all_reduce;
+  decltype(&ncclBroadcast) broadcast;
+  decltype(&ncclGroupStart) group_start;
+  decltype(&ncclGroupEnd) group_end;
   decltype(&ncclGetErrorString) error_string;
 };
 

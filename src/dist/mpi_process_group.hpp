@@ -35,8 +35,8 @@ class MpiProcessGroup final : public model::ProcessGroup {
                             std::span<const int64_t> recv_counts, int64_t row_len) override;
   void progress() override;  // MPI_Test on every exchange in flight
   void wait(int handle) override;
-  // In-place all-gather of contiguous ranges: rank r owns [displs[r], displs[r] + counts[r]) of data.
-  void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs, std::span<const int64_t> counts);
+  void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs,
+                         std::span<const int64_t> counts) override;
   void barrier();
 
   // false: start_all_to_all_rows completes the exchange before returning (nothing overlaps; the reference

@@ -24,6 +24,10 @@ class ProcessGroup {
   // Exchange of per-rank counts: send_counts holds size() blocks of k = send_counts.size() / size() counts;
   // block r goes to rank r, recv_counts[r*k .. r*k+k) comes from rank r (k = 1: one count per rank).
   virtual void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) = 0;
+  // In-place all-gather of contiguous ranges (ZeRO-1's updated shards): rank r owns [displs[r], displs[r] +
+  // counts[r]) of data, and every rank ends with every rank's range.
+  virtual void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs,
+                                 std::span<const int64_t> counts) = 0;
 
   // Nonblocking all_to_all_rows, for overlapping the exchange with computation (expert parallelism overlaps
   // it with the shared expert). send and recv must not overlap and must stay valid until wait(handle); call
@@ -48,6 +52,7 @@ class SingleProcessGroup final : public ProcessGroup {
   void all_to_all_rows(const float* send, std::span<const int64_t> send_counts, float* recv,
                        std::span<const int64_t> recv_counts, int64_t row_len) override;
   void all_to_all_counts(std::span<const int64_t> send_counts, std::span<int64_t> recv_counts) override;
+  void all_gather_ranges(std::span<float>, std::span<const int64_t>, std::span<const int64_t>) override {}
 };
 
 // The process-wide default single-process group.

@@ -20,11 +20,13 @@ const DeviceStepConfig& checked(const DeviceStepConfig& cfg) {
 
 CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg)
     : cfg_(checked(cfg)),
-      model_(cfg.model, cfg.data_group, cfg.placement) {  // the group: reduce_gradients, update_gate_bias
+      model_(cfg.model, cfg.data_group, cfg.placement),  // the group: reduce_gradients, update_gate_bias
+      zero_(cfg, model_.store()) {
   if (cfg.matmul == "bf16") bf16_.emplace();  // throws when this CPU lacks AVX512_BF16
   if (cfg.expert_group) model_.set_expert_group(cfg.expert_group);
-  optimizer_ = std::make_unique<Optimizer>(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only),
-                                           int64_t(model_.params().size()), cfg.optimizer);
+  optimizer_ = std::make_unique<Optimizer>(
+      zero_.owned(optimizer_slots(model_, cfg.freeze_router, updated_, cfg.indexer_only)),
+      int64_t(model_.params().size()), cfg.optimizer);
   if (cfg.run_stages && !cfg.gradient_regions) throw Error("internal: a pipeline stage without its gradient regions");
   if (cfg.run_stages) {
     single_.emplace(model_, cfg.first_layer, cfg.end_layer < 0 ? cfg.model.num_hidden_layers : cfg.end_layer);
@@ -37,7 +39,11 @@ CpuDeviceStep::CpuDeviceStep(const DeviceStepConfig& cfg)
 }
 
 std::string CpuDeviceStep::describe() const {
-  return std::string("cpu (the reference device step), ") + (cfg_.matmul == "bf16" ? "bf16" : "fp32") + " products";
+  std::string s = std::string("cpu (the reference device step), ") + (cfg_.matmul == "bf16" ? "bf16" : "fp32") +
+                  " products";
+  for (const StepRegions::Region& r : zero_.regions())
+    if (r.sharded()) return s + ", optimizer state ZeRO-1 sharded over the replicas";
+  return s;
 }
 
 model::Losses CpuDeviceStep::accumulate(std::span<const model::Batch> micro) {
@@ -89,10 +95,12 @@ double CpuDeviceStep::grad_norm() {
 double CpuDeviceStep::update(double norm, double clip, double lr) {
   const double scale = clip_scale(norm, clip);
   optimizer_->step(model_.params(), model_.grads(), lr, float(scale));
+  for (const StepRegions::Region& r : zero_.regions())  // ZeRO-1: every replica's updated shard to every replica
+    if (r.sharded()) r.region.replicas->all_gather_ranges(model_.params(), r.begin, r.count);
   return scale;
 }
 
-// One process, one unsharded store: a tensor's canonical offset is its offset.
+// In host()'s layout (zeros outside this rank's shards under ZeRO-1); the trainer maps it to the canonical one.
 void CpuDeviceStep::get_state(std::vector<float>& m, std::vector<float>& v) {
   optimizer_->layout().expand(optimizer_->tensors(), optimizer_->state_m(), optimizer_->state_v(), m, v,
                               int64_t(model_.params().size()));

@@ -38,6 +38,7 @@ class CpuDeviceStep : public DeviceStep {
   void set_optimizer_steps(int64_t t) override { optimizer_->set_steps(t); }
   void get_state(std::vector<float>& m, std::vector<float>& v) override;
   void set_state(std::span<const float> m, std::span<const float> v) override;
+  TensorRanges checkpoint_ranges() const override { return zero_.checkpoint_ranges(); }
   nlohmann::json memory() const override;
 
   model::Model& model() { return model_; }
@@ -49,6 +50,7 @@ class CpuDeviceStep : public DeviceStep {
   std::optional<nn::Bf16MatmulScope> bf16_;  // --matmul bf16: the CPU's bf16 products while this step lives
   model::Model model_;
   TensorRanges updated_;
+  StepRegions zero_;  // who updates what (ZeRO-1: this rank's shard of each replica region)
   std::unique_ptr<Optimizer> optimizer_;
   // Model sharding (DeviceStepConfig::gradient_regions): the replica regions and each one's updated tensors (the
   // norm's parts). Empty regions: the whole model on every rank.

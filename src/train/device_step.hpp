@@ -54,6 +54,10 @@ struct DeviceStepConfig {
   model::ProcessGroup* expert_group = nullptr;
   std::function<std::vector<GradientRegion>(const model::ParamStore&)> gradient_regions;
   int data_ranks = 1;
+  // ZeRO-1 (the trainer sets it in every multi-process run, as its CPU branch does): each rank keeps optimizer state
+  // for, and updates, only its shard of every replica region (whole tensors, balanced over the region's replicas:
+  // dist::plan_zero_shards), then the replicas all-gather the updated weights. false: every replica updates all.
+  bool zero = false;
   // Pipeline parallelism (--pp > 1): this rank's stage runs layers [first_layer, end_layer) (end_layer < 0: all of
   // them, one stage) and accumulate() hands its micro-batches to run_stages.
   int64_t first_layer = 0, end_layer = -1;
@@ -93,8 +97,12 @@ class DeviceStep {
   // The optimizer moments in the layout of host()'s parameter table (one flat buffer per moment, zeros where a
   // tensor keeps no such state): the checkpoint layout in one process (what ShardedOptimizer::gather_canonical
   // gives there); sharded (--ep, --pp) this rank's tensors, which the trainer gathers into the checkpoint.
+  // Under ZeRO-1 only this rank's shards are filled (and read): the tensors of checkpoint_ranges().
   virtual void get_state(std::vector<float>& m, std::vector<float>& v) = 0;
   virtual void set_state(std::span<const float> m, std::span<const float> v) = 0;
+  // The (offset, numel) ranges of host()'s buffer whose weights and moments this rank gives a checkpoint: each
+  // tensor of the job from exactly one rank (its ZeRO-1 shard owner; without ZeRO-1 the first replica of each region).
+  virtual TensorRanges checkpoint_ranges() const = 0;
 
   // Bytes held: {"rank": 0, "device", "param_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes",
   // "total_bytes"} (report_memory's fields, with the device's activation arena).
@@ -103,6 +111,32 @@ class DeviceStep {
 
 // Each region's share of `ranges` (whole tensors): the gradient norm's parts, one per replica group.
 std::vector<TensorRanges> ranges_by_region(const TensorRanges& ranges, std::span<const GradientRegion> regions);
+
+// The replica regions of a device step (gradient_regions under --ep / --pp; under plain --dp the whole buffer over
+// data_group; one process: the whole buffer alone) and, under ZeRO-1, each one's shards: the CPU and CUDA steps'
+// common bookkeeping of who updates what.
+class StepRegions {
+ public:
+  struct Region {
+    GradientRegion region;
+    // ZeRO-1 (zero and other replicas): every replica's shard [begin[k], begin[k] + count[k]) of the local buffer,
+    // this rank's at index `mine`; else one shard, the whole region, updated by every replica.
+    std::vector<int64_t> begin, count;
+    int mine = 0;
+    bool sharded() const { return begin.size() > 1; }
+  };
+  StepRegions(const DeviceStepConfig& cfg, const model::ParamStore& store);
+
+  const std::vector<Region>& regions() const { return regions_; }
+  // The slots of `slots` inside this rank's shards: what its optimizer holds state for and updates.
+  std::vector<TensorSlot> owned(const std::vector<TensorSlot>& slots) const;
+  // DeviceStep::checkpoint_ranges: this rank's shard of each sharded region, and each unsharded region it holds the
+  // first replica of.
+  TensorRanges checkpoint_ranges() const;
+
+ private:
+  std::vector<Region> regions_;
+};
 
 // Makes the step of a device; set by the front end that links the device (the trex executable in CUDA builds).
 using DeviceStepFactory = std::function<std::unique_ptr<DeviceStep>(const DeviceStepConfig&)>;

@@ -183,19 +183,17 @@ json device_memory_per_rank(const DeviceStep& dev, dist::MpiProcessGroup& world)
   return out;
 }
 
-// This rank's share of a checkpoint from a device step under --ep: the tensors of every replica region it holds the
-// first replica of (rank 0 of the region's group; every rank for a region without other replicas), with their
-// moments (m, v in host()'s layout), and its hash tables.
+// This rank's share of a checkpoint from a multi-process device step: the tensors of its checkpoint ranges (its
+// ZeRO-1 shards: each tensor of the job from one rank), with their moments (m, v in host()'s layout), and its hash
+// tables.
 CanonicalPieces device_checkpoint_pieces(const model::ParamStore& store, const std::vector<float>& m,
-                                         const std::vector<float>& v, const std::vector<dist::ParamRegion>& regions) {
+                                         const std::vector<float>& v, const TensorRanges& ranges) {
   CanonicalPieces pieces;
-  for (const dist::ParamRegion& r : regions) {
-    if (r.group && r.group->rank() != 0) continue;
+  for (const auto& [begin, n] : ranges)
     for (const model::ParamInfo& t : store.table())
-      if (t.offset >= r.begin && t.offset < r.end)
+      if (t.offset >= begin && t.offset < begin + n)
         pieces.add_tensor(t.canonical_index, store.params().data() + t.offset, m.data() + t.offset,
                           v.data() + t.offset, t.numel);
-  }
   pieces.add_int_tables(store);
   return pieces;
 }
@@ -303,6 +301,7 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     dc.indexer_only = o.indexer_warmup;
     dc.matmul = o.matmul;
     dc.data_group = D ? D->data.get() : nullptr;
+    dc.zero = D != nullptr;  // ZeRO-1 under MPI, as the CPU branch's ShardedOptimizer
     if (D && (o.ep > 1 || o.pp > 1)) {  // this rank's stage and experts; each replica region averaged over its replicas
       dc.placement = dist::make_placement(cfg, D->layout, D->coords, stage_plan);
       dc.expert_group = D->experts.get();
@@ -383,8 +382,8 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
   // ZeRO-1 under MPI: each rank keeps optimizer state for its shard of every replica region (sharded_optimizer.hpp).
   std::optional<ShardedOptimizer> optimizer;
   json memory;
-  if (dev) {  // every rank holds the same replica: one record stands for each; sharded each rank's own
-    memory = store.sharded() ? device_memory_per_rank(*dev, *D->data) : json::array({dev->memory()});
+  if (dev) {  // each rank's own: under MPI the ranks hold different shards of the optimizer state (ZeRO-1)
+    memory = D ? device_memory_per_rank(*dev, *D->data) : json::array({dev->memory()});
     if (lead)
       std::fprintf(stderr, "trex train: %s holds %.2f MiB (parameters %.2f + gradients %.2f + optimizer state %.2f + "
                    "activations %.2f)\n", dev->describe().c_str(), memory[0]["total_bytes"].get<double>() / 1048576.0,
@@ -484,16 +483,15 @@ static json train_impl(const TrainOptions& opt, Distributed* D) {
     // Sharded: every tensor's weights and moments travel from its shard owner to a canonical copy on rank 0. On a
     // device: its weights into the host copy and its moments in the canonical layout.
     ShardedOptimizer::Canonical canon;
-    if (dev && store.sharded()) {  // each rank holds its stage / experts: every rank's share travels to the writer
-      dev->download();
+    if (dev && D) {  // each rank holds its shards' moments (and under --ep / --pp its stage, its experts): every
+      dev->download();  // rank's share travels to the writer
       std::vector<float> m, v;
       dev->get_state(m, v);
-      canon = assemble_canonical(device_checkpoint_pieces(store, m, v, regions), cfg, D->data.get(), 0);
-    } else if (dev) {
-      if (lead) {  // every rank holds the whole replica: the writer's is the checkpoint
-        dev->download();
-        dev->get_state(canon.m, canon.v);
-      }
+      canon = assemble_canonical(device_checkpoint_pieces(store, m, v, dev->checkpoint_ranges()), cfg,
+                                 D->data.get(), 0);
+    } else if (dev) {  // one process: its state is the checkpoint
+      dev->download();
+      dev->get_state(canon.m, canon.v);
     } else {
       canon = optimizer->gather_canonical(store, cfg, 0);
     }

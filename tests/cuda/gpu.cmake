@@ -14,9 +14,10 @@ else()
   add_library(trex_cpu_optimizer STATIC ${PROJECT_SOURCE_DIR}/src/train/optimizer.cpp)
   target_link_libraries(trex_cpu_optimizer PUBLIC trex_nn trex_util)
   if(TARGET trex_model)  # the optimizer's slots of a model (train_step.cpp) and the CPU device step (the GPU
-    # train step's oracle), for the GPU model's checks
+    # train step's oracle; its ZeRO-1 shards from dist/zero_shards.cpp, which needs no MPI), for the GPU model's checks
     target_sources(trex_cpu_optimizer PRIVATE ${PROJECT_SOURCE_DIR}/src/train/train_step.cpp
-                   ${PROJECT_SOURCE_DIR}/src/train/cpu_device_step.cpp ${PROJECT_SOURCE_DIR}/src/train/device_step.cpp)
+                   ${PROJECT_SOURCE_DIR}/src/train/cpu_device_step.cpp ${PROJECT_SOURCE_DIR}/src/train/device_step.cpp
+                   ${PROJECT_SOURCE_DIR}/src/dist/zero_shards.cpp)
     target_link_libraries(trex_cpu_optimizer PUBLIC trex_model)
   endif()
   target_include_directories(trex_cpu_optimizer PUBLIC ${PROJECT_SOURCE_DIR}/src)

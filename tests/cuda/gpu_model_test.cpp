@@ -103,4 +103,16 @@ TEST(CudaModelHost, ParitySeedsAreFarFromRoutingAndSelectionTies) {
     EXPECT_LE(m.worst_loss_rel, cuda::check::fp32_loss_bound()) << c.what;
   }
 }
+
+// The oracle's ZeRO-1 (the CPU device step under DeviceStepConfig::zero, what the gpu test CudaModel.
+// DataParallelZeroStepsFollowTheCpuSteps checks the CUDA step against): two replicas in threads, each updating its
+// shard and all-gathering the others', take bit for bit the steps of replicas that each update every tensor.
+TEST(CudaModelHost, ZeroShardedCpuStepsEqualReplicatedStepsBitwise) {
+  for (const train::OptimizerKind kind : {train::OptimizerKind::AdamW, train::OptimizerKind::Muon}) {
+    const cuda::check::ZeroParity r = cuda::check::compare_zero_data_parallel(
+        model::ModelConfig::preset("tiny"), /*gpu=*/false, kind, 2, 2, 0.05, 1e-3, 22, 1, 32);
+    EXPECT_TRUE(r.ok()) << r.str();
+    std::printf("%s\n", r.str().c_str());
+  }
+}
 #endif

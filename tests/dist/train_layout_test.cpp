@@ -64,33 +64,35 @@ nlohmann::json first_record(const fs::path& metrics) {
   return nlohmann::json::parse(log.substr(0, log.find('\n')));
 }
 
-// Sharded ranks: each holds fewer parameters than one process and a gradient for each. The CPU's optimizer state
-// (zero1) lives on exactly one rank per element (experts / stages split, ZeRO-1 over the replicas); the device
-// branch's ranks each keep the moments of every replica they hold (no ZeRO-1 there), more than one process's.
-void expect_split_memory(const nlohmann::json& one, const nlohmann::json& par, size_t ranks, bool zero1 = true) {
+// The ranks' memory against one process's: each holds a gradient per parameter, and the optimizer state lives on
+// exactly one rank per element (ZeRO-1 over the replicas; under --ep / --pp the experts and stages split too), in
+// the CPU branch and the device branch alike. sharded: each rank holds fewer parameters than one process (--ep /
+// --pp); else every rank holds them all (--dp) and its own shard of the state only, less than one process's.
+void expect_split_memory(const nlohmann::json& one, const nlohmann::json& par, size_t ranks, bool sharded = true) {
   ASSERT_EQ(one.at("memory_per_rank").size(), 1u);
   ASSERT_EQ(par.at("memory_per_rank").size(), ranks);
   const auto& whole = one.at("memory_per_rank")[0];
   int64_t opt = 0;
   for (const auto& r : par.at("memory_per_rank")) {
-    EXPECT_LT(r.at("param_bytes").get<int64_t>(), whole.at("param_bytes").get<int64_t>()) << r.dump();
+    if (sharded)
+      EXPECT_LT(r.at("param_bytes").get<int64_t>(), whole.at("param_bytes").get<int64_t>()) << r.dump();
+    else
+      EXPECT_EQ(r.at("param_bytes"), whole.at("param_bytes")) << r.dump();
     EXPECT_EQ(r.at("grad_bytes"), r.at("param_bytes"));
+    EXPECT_LT(r.at("optimizer_bytes").get<int64_t>(), whole.at("optimizer_bytes").get<int64_t>()) << r.dump();
     opt += r.at("optimizer_bytes").get<int64_t>();
   }
-  if (zero1)
-    EXPECT_EQ(opt, whole.at("optimizer_bytes").get<int64_t>());
-  else
-    EXPECT_GT(opt, whole.at("optimizer_bytes").get<int64_t>());
+  EXPECT_EQ(opt, whole.at("optimizer_bytes").get<int64_t>());
 }
 
 // The device branch's first record against one process's: its layout, the same gradient norm before any step
-// (each replica and each expert counted once), and its ranks' memory split without ZeRO-1.
+// (each replica and each expert counted once), and its ranks' memory split (ZeRO-1).
 void expect_sharded_first_step(const nlohmann::json& one, const nlohmann::json& dev, const std::string& layout,
                                size_t ranks) {
   EXPECT_EQ(dev.at("layout"), layout);
   EXPECT_NEAR(dev.at("grad_norm").get<double>(), one.at("grad_norm").get<double>(),
               1e-5 * one.at("grad_norm").get<double>());
-  expect_split_memory(one, dev, ranks, /*zero1=*/false);
+  expect_split_memory(one, dev, ranks);
 }
 
 class TrainLayout : public ::testing::Test {
@@ -143,9 +145,11 @@ TEST_F(TrainLayout, ExpertParallelMatchesOneProcessAndItsCheckpointResumesInOneP
 
 // The device branch under data parallelism (--dp 2 with the CPU device step, the branch `--device cuda --dp 2`
 // takes: a whole replica per rank, gradients averaged through the host, expert loads summed before the gate-bias
-// update) against the CPU's data-parallel run and one process; its checkpoint resumes in one process.
+// update, ZeRO-1: each rank updates its shard of the tensors, then the ranks all-gather the weights) against the
+// CPU's data-parallel run and one process; its checkpoint (gathered from both ranks' shards) resumes in one process,
+// and a one-process checkpoint resumes in it (each rank takes its shard's moments).
 TEST_F(TrainLayout, DataParallelDeviceBranchMatchesOneProcess) {
-  auto one = sh(0, train("one", 6), dir, "one");
+  auto one = sh(0, train("one", 6) + " --save-every 3", dir, "one");
   ASSERT_EQ(one.status, 0) << one.output;
   auto dp = sh(2, train("dp", 6) + " --dp 2", dir, "dp");
   ASSERT_EQ(dp.status, 0) << dp.output;
@@ -156,13 +160,22 @@ TEST_F(TrainLayout, DataParallelDeviceBranchMatchesOneProcess) {
   ASSERT_EQ(c.size(), 6u);
   expect_same_curve(a, 0, c);
   expect_same_curve(b, 0, c);
-  EXPECT_EQ(first_record(dir / "dev" / "metrics.jsonl").at("layout"), "dp2 ep1 pp1");
+  const auto first_dev = first_record(dir / "dev" / "metrics.jsonl");
+  EXPECT_EQ(first_dev.at("layout"), "dp2 ep1 pp1");
+  expect_split_memory(first_record(dir / "one" / "metrics.jsonl"), first_dev, 2, /*sharded=*/false);
   seed_resume(dir, "dev", "step-00000003", "resume");
   auto res = sh(0, train("resume", 6) + " --resume", dir, "resume");
   ASSERT_EQ(res.status, 0) << res.output;
   const auto d = losses(dir / "resume" / "metrics.jsonl");
   ASSERT_EQ(d.size(), 3u);
   expect_same_curve(c, 3, d);
+  // the one-process step-3 checkpoint, resumed by the device branch under --dp 2, continues the one-process curve
+  seed_resume(dir, "one", "step-00000003", "resume_dp");
+  auto res_dp = sh(2, train("resume_dp", 6) + " --dp 2 --test-cpu-device-step --resume", dir, "resume_dp");
+  ASSERT_EQ(res_dp.status, 0) << res_dp.output;
+  const auto e = losses(dir / "resume_dp" / "metrics.jsonl");
+  ASSERT_EQ(e.size(), 3u);
+  expect_same_curve(a, 3, e);
 }
 
 // The device branch under expert parallelism (--ep 2 with the CPU device step, the branch `--device cuda --ep 2`

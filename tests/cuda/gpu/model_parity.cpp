@@ -714,6 +714,16 @@ class ThreadRankGroup final : public model::ProcessGroup {
       for (size_t j = 0; j < k; ++j) recv_counts[size_t(r) * k + j] = rv_.post(r).counts[size_t(rank_) * k + j];
     rv_.arrive();
   }
+  void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs,
+                         std::span<const int64_t> counts) override {
+    rv_.post(rank_) = {data.data(), nullptr, data.size()};
+    rv_.arrive();
+    for (int r = 0; r < size(); ++r)
+      if (r != rank_)
+        std::memcpy(data.data() + displs[size_t(r)], static_cast<const float*>(rv_.post(r).data) + displs[size_t(r)],
+                    sizeof(float) * size_t(counts[size_t(r)]));
+    rv_.arrive();  // the others have read this rank's range before it changes
+  }
 
  private:
   template <class T>
@@ -868,6 +878,129 @@ ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, Gemm
   r.worst_grad_rel = g.worst;
   r.worst_grad_tensor = g.tensor;
   r.tensors = g.tensors;
+  return r;
+}
+
+bool ZeroParity::ok() const {
+  return error.empty() && !got_loss.empty() && worst_loss_rel <= bound && worst_norm_rel <= bound &&
+         replicas_bitwise && ranges_partition && state_split;
+}
+
+std::string ZeroParity::str() const {
+  std::string s = std::string("ZeRO-1 data parallel (") + std::to_string(ranks) + " ranks, " +
+                  (gpu ? "cuda step vs the CPU step with ZeRO-1" : "CPU step vs the CPU step without ZeRO-1") + "):";
+  char buf[200];
+  for (size_t r = 0; r < got_loss.size(); ++r)
+    for (size_t i = 0; i < got_loss[r].size(); ++i) {
+      std::snprintf(buf, sizeof buf, " [r%zu s%zu] %.6f/%.6f", r, i + 1, ref_loss[r][i], got_loss[r][i]);
+      s += buf;
+    }
+  std::snprintf(buf, sizeof buf, " | worst rel: loss %.2e, norm %.2e (bound %.2e) | optimizer bytes", worst_loss_rel,
+                worst_norm_rel, bound);
+  s += buf;
+  for (int64_t b : optimizer_bytes) s += " " + std::to_string(b);
+  s += " of " + std::to_string(replica_optimizer_bytes);
+  s += replicas_bitwise ? " | replicas bitwise equal" : " | REPLICAS DIFFER";
+  s += ranges_partition ? ", checkpoint ranges partition the buffer" : ", CHECKPOINT RANGES DO NOT PARTITION THE BUFFER";
+  s += state_split ? ", state split" : ", STATE NOT SPLIT";
+  if (!error.empty()) s += " | error: " + error;
+  return s;
+}
+
+ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, train::OptimizerKind kind, int ranks,
+                                      int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T) {
+  ZeroParity r;
+  r.ranks = ranks;
+  r.gpu = gpu;
+  r.bound = gpu ? kCurveBound : 0.0;
+  const size_t n = size_t(ranks);
+  r.ref_loss.assign(n, {});
+  r.got_loss.assign(n, {});
+  Rendezvous rv_ref(ranks), rv_got(ranks);
+  std::vector<std::unique_ptr<ThreadRankGroup>> ref_groups, got_groups;
+  for (int i = 0; i < ranks; ++i) {
+    ref_groups.push_back(std::make_unique<ThreadRankGroup>(rv_ref, i));
+    got_groups.push_back(std::make_unique<ThreadRankGroup>(rv_got, i));
+  }
+  // built in shared slots, not locals: a rank that throws must not free what the others may still read
+  std::vector<std::unique_ptr<train::DeviceStep>> ref(n), got(n);
+  std::vector<std::vector<double>> ref_norm(n), got_norm(n);
+  std::vector<std::vector<float>> weights(n);
+  std::vector<std::string> errors(n);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ranks; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        train::DeviceStepConfig c;
+        c.model = cfg;
+        c.optimizer.kind = kind;
+        c.data_group = ref_groups[size_t(i)].get();
+        c.zero = gpu;  // the GPU's oracle shards alike; the CPU's updates everything
+        ref[size_t(i)] = std::make_unique<train::CpuDeviceStep>(c);
+        c.data_group = got_groups[size_t(i)].get();
+        c.zero = true;
+        got[size_t(i)] = gpu ? make_gpu_train_step(c) : std::make_unique<train::CpuDeviceStep>(c);
+        for (train::DeviceStep* st : {ref[size_t(i)].get(), got[size_t(i)].get()}) {
+          model::init_params(st->host(), cfg, seed);
+          st->upload();
+        }
+        for (int64_t s = 0; s < steps; ++s) {
+          const BatchData data = make_batch(cfg, seed + 1000 * uint64_t(s) + uint64_t(i), B, T);
+          const model::Batch micro[1] = {data.batch()};
+          for (const bool tested : {false, true}) {
+            train::DeviceStep& st = tested ? *got[size_t(i)] : *ref[size_t(i)];
+            const double loss = st.accumulate(micro).total;
+            const double norm = st.grad_norm();
+            st.update(norm, clip, lr);
+            st.update_gate_bias();
+            (tested ? r.got_loss : r.ref_loss)[size_t(i)].push_back(loss);
+            (tested ? got_norm : ref_norm)[size_t(i)].push_back(norm);
+          }
+        }
+        got[size_t(i)]->download();
+        const auto w = got[size_t(i)]->host().params();
+        weights[size_t(i)].assign(w.begin(), w.end());
+      } catch (const std::exception& e) {
+        errors[size_t(i)] = "rank " + std::to_string(i) + ": " + e.what();
+        rv_ref.abort();
+        rv_got.abort();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) r.error += (r.error.empty() ? "" : "; ") + e;
+  if (!r.error.empty()) return r;
+
+  for (size_t i = 0; i < n; ++i)
+    for (size_t s = 0; s < r.got_loss[i].size(); ++s) {
+      fold_rel(r.worst_loss_rel, r.got_loss[i][s], r.ref_loss[i][s]);
+      fold_rel(r.worst_norm_rel, got_norm[i][s], ref_norm[i][s]);
+    }
+  r.replicas_bitwise = true;
+  for (size_t i = 1; i < n; ++i)
+    r.replicas_bitwise = r.replicas_bitwise &&
+                         std::memcmp(weights[i].data(), weights[0].data(), sizeof(float) * weights[0].size()) == 0;
+  // every float of the buffer in exactly one rank's checkpoint ranges
+  const int64_t numel = int64_t(weights[0].size());
+  std::vector<int> owners(size_t(numel), 0);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& [b, c] : got[i]->checkpoint_ranges())
+      for (int64_t j = b; j < b + c && j < numel; ++j) ++owners[size_t(j)];
+  r.ranges_partition = std::all_of(owners.begin(), owners.end(), [](int k) { return k == 1; });
+  // one replica's state: the CPU oracle's without ZeRO-1; with it (gpu), what the ranks' parts add up to must be
+  // what one step without sharding holds, which a fresh unsharded CPU step gives
+  train::DeviceStepConfig whole;
+  whole.model = cfg;
+  whole.optimizer.kind = kind;
+  r.replica_optimizer_bytes = train::CpuDeviceStep(whole).memory().at("optimizer_bytes").get<int64_t>();
+  int64_t sum = 0;
+  r.state_split = true;
+  for (size_t i = 0; i < n; ++i) {
+    r.optimizer_bytes.push_back(got[i]->memory().at("optimizer_bytes").get<int64_t>());
+    sum += r.optimizer_bytes.back();
+    r.state_split = r.state_split && r.optimizer_bytes.back() < r.replica_optimizer_bytes;
+  }
+  r.state_split = r.state_split && sum == r.replica_optimizer_bytes;
   return r;
 }
 

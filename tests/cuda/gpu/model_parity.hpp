@@ -111,6 +111,31 @@ struct ExpertParallelParity {
 ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, GemmType type, int ranks, uint64_t seed,
                                              int64_t T);
 
+// Data parallelism with ZeRO-1 behind the trainer's device-step interface (DeviceStepConfig::zero), without MPI:
+// `ranks` replicas of the tiny model, each in a thread of its own with two steps of the trainer's interface — the
+// tested one (zero set) and the oracle — whose collectives meet in shared memory (one rendezvous each); rank r's
+// micro-batches are its own seeded rows. `steps` clipped optimizer steps at a constant learning rate, each rank's
+// loss and gradient norm against the oracle's. gpu: the tested step is the CUDA one (cuda::make_gpu_train_step,
+// every rank on the one device), the oracle train::CpuDeviceStep with ZeRO-1, within the curve bound; else both
+// are CpuDeviceSteps and the oracle updates every tensor on every rank (no ZeRO-1): the same arithmetic, so
+// bitwise the same. Either way, after the steps every replica holds the same weights bit for bit (the all-gather),
+// the ranks' checkpoint ranges partition the buffer, and each rank holds a part of the optimizer state, the parts
+// adding up to one replica's.
+struct ZeroParity {
+  int ranks = 0;
+  bool gpu = false;
+  std::vector<std::vector<double>> ref_loss, got_loss;  // [rank][step]
+  double worst_loss_rel = 0, worst_norm_rel = 0, bound = 0;
+  bool replicas_bitwise = false, ranges_partition = false, state_split = false;
+  std::vector<int64_t> optimizer_bytes;  // per rank (the tested step's), and one replica's
+  int64_t replica_optimizer_bytes = 0;
+  std::string error;  // what a rank threw (empty: none)
+  bool ok() const;
+  std::string str() const;
+};
+ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, train::OptimizerKind opt, int ranks,
+                                      int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T);
+
 // Pipeline stages: the GPU model cut into two stages (ModelOptions::first_layer / end_layer, each holding only its
 // layers; the embedding on both ends under MTP) running one batch — stage 0's streams into stage 1, stage 1's
 // input gradient back into stage 0 — against one process's forward_backward: the losses (each stage's share

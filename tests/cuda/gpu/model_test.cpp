@@ -92,6 +92,16 @@ TEST(CudaModel, TrainerDeviceStepThroughAStageFollowsTheCpuStep) {
   std::printf("%s\n", r.str().c_str());
 }
 
+// The CUDA step under data parallelism with ZeRO-1 (two ranks on the one device, host-staged all-reduce and
+// all-gather; seed 22's first step: the tie margins CudaModelHost checks) against the CPU step with ZeRO-1.
+TEST(CudaModel, DataParallelZeroStepsFollowTheCpuSteps) {
+  TREX_REQUIRE_GPU();
+  const ZeroParity r = compare_zero_data_parallel(model::ModelConfig::preset("tiny"), /*gpu=*/true,
+                                                  train::OptimizerKind::AdamW, 2, 4, 0.05, 1e-3, 22, 2, 64);
+  EXPECT_TRUE(r.ok()) << r.str();
+  std::printf("%s\n", r.str().c_str());
+}
+
 TEST(CudaModel, PipelineStagesFollowOneProcess) {
   TREX_REQUIRE_GPU();
   const PipelineParity r = compare_pipeline_stages(model::ModelConfig::preset("tiny"), GemmType::fp32, 47, 64);
@@ -122,6 +132,7 @@ class SizeOnlyGroup final : public model::ProcessGroup {
     fail();
   }
   void all_to_all_counts(std::span<const int64_t>, std::span<int64_t>) override { fail(); }
+  void all_gather_ranges(std::span<float>, std::span<const int64_t>, std::span<const int64_t>) override { fail(); }
 
  private:
   [[noreturn]] static void fail() { throw Error("SizeOnlyGroup: no collectives expected"); }
