@@ -97,7 +97,7 @@ TEST(CudaModel, TrainerDeviceStepThroughAStageFollowsTheCpuStep) {
 TEST(CudaModel, DataParallelZeroStepsFollowTheCpuSteps) {
   TREX_REQUIRE_GPU();
   const ZeroParity r = compare_zero_data_parallel(model::ModelConfig::preset("tiny"), /*gpu=*/true,
-                                                  train::OptimizerKind::AdamW, 2, 4, 0.05, 1e-3, 22, 2, 64);
+                                                  train::OptimizerKind::AdamW, 2, 3, 0.05, 1e-3, 22, 2, 64);
   EXPECT_TRUE(r.ok()) << r.str();
   std::printf("%s\n", r.str().c_str());
 }
