@@ -179,9 +179,7 @@ class GpuTrainStep : public train::DeviceStep {
       if (!zr[i].sharded()) continue;
       DeviceGroup& g = regions_.empty() ? *group_ : *region_groups_[i];
       const int64_t b = zr[i].region.begin, n = zr[i].region.end - b;
-      std::vector<int64_t> displs(zr[i].begin);
-      for (int64_t& d : displs) d -= b;
-      g.all_gather_ranges(params + b, displs, zr[i].count, stream_);
+      g.all_gather_ranges(params + b, zr[i].offset, zr[i].count, stream_);
       if (params16) round_to_bf16(params + b, params16 + b, n, stream_);  // the others' tensors' bf16 copies
     }
     stream_.synchronize();  // the model's stream reads the new weights next

@@ -153,6 +153,26 @@ void MpiProcessGroup::all_to_all_counts(std::span<const int64_t> send_counts, st
 void MpiProcessGroup::all_gather_ranges(std::span<float> data, std::span<const int64_t> displs,
                                         std::span<const int64_t> counts) {
   if (size_ == 1) return;
+  if (int(displs.size()) != size_ || int(counts.size()) != size_)
+    throw Error(fmt::format("MpiProcessGroup::all_gather_ranges: {} offsets / {} counts for {} ranks", displs.size(),
+                            counts.size(), size_));
+  int64_t span = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (displs[size_t(r)] < 0 || counts[size_t(r)] < 0 || displs[size_t(r)] + counts[size_t(r)] > int64_t(data.size()))
+      throw Error(fmt::format("MpiProcessGroup::all_gather_ranges: rank {}'s range [{}, +{}) outside the {} floats",
+                              r, displs[size_t(r)], counts[size_t(r)], data.size()));
+    span = std::max(span, displs[size_t(r)] + counts[size_t(r)]);
+  }
+  if (span > gather_span_floats_) {
+    // MPI_Allgatherv's counts and offsets are ints: past them, each owner's range is broadcast in pieces
+    const int64_t piece = std::min<int64_t>(kMaxMessageFloats, gather_span_floats_);
+    for (int r = 0; r < size_; ++r)
+      for (int64_t at = 0; at < counts[size_t(r)]; at += piece)
+        check_mpi(MPI_Bcast(data.data() + displs[size_t(r)] + at, int(std::min(piece, counts[size_t(r)] - at)),
+                            MPI_FLOAT, r, comm_),
+                  "Bcast");
+    return;
+  }
   rcounts_.assign(size_t(size_), 0);
   rdispls_.assign(size_t(size_), 0);
   for (int r = 0; r < size_; ++r) {

@@ -4,6 +4,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -35,8 +37,11 @@ class MpiProcessGroup final : public model::ProcessGroup {
                             std::span<const int64_t> recv_counts, int64_t row_len) override;
   void progress() override;  // MPI_Test on every exchange in flight
   void wait(int handle) override;
+  // One in-place MPI_Allgatherv while the ranges end within gather_span_floats (MPI's int offsets), else each
+  // owner's range broadcast in pieces of at most kMaxMessageFloats.
   void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs,
                          std::span<const int64_t> counts) override;
+  void set_gather_span_floats(int64_t n) { gather_span_floats_ = std::max<int64_t>(1, n); }  // tests: the pieces
   void barrier();
 
   // false: start_all_to_all_rows completes the exchange before returning (nothing overlaps; the reference
@@ -61,6 +66,7 @@ class MpiProcessGroup final : public model::ProcessGroup {
   double wait_seconds_ = 0;
   int tag_ = 0;
   bool overlap_ = true;
+  int64_t gather_span_floats_ = INT_MAX;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;

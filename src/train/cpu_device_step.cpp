@@ -96,7 +96,9 @@ double CpuDeviceStep::update(double norm, double clip, double lr) {
   const double scale = clip_scale(norm, clip);
   optimizer_->step(model_.params(), model_.grads(), lr, float(scale));
   for (const StepRegions::Region& r : zero_.regions())  // ZeRO-1: every replica's updated shard to every replica
-    if (r.sharded()) r.region.replicas->all_gather_ranges(model_.params(), r.begin, r.count);
+    if (r.sharded())
+      r.region.replicas->all_gather_ranges(
+          model_.params().subspan(size_t(r.region.begin), size_t(r.region.end - r.region.begin)), r.offset, r.count);
   return scale;
 }
 

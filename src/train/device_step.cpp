@@ -49,6 +49,7 @@ StepRegions::StepRegions(const DeviceStepConfig& cfg, const model::ParamStore& s
       r.begin = {g.begin};
       r.count = {g.end - g.begin};
     }
+    for (int64_t b : r.begin) r.offset.push_back(b - g.begin);
     regions_.push_back(std::move(r));
   }
 }

@@ -122,6 +122,7 @@ class StepRegions {
     // ZeRO-1 (zero and other replicas): every replica's shard [begin[k], begin[k] + count[k]) of the local buffer,
     // this rank's at index `mine`; else one shard, the whole region, updated by every replica.
     std::vector<int64_t> begin, count;
+    std::vector<int64_t> offset;  // begin[k] - region.begin: the all-gather's offsets within the region
     int mine = 0;
     bool sharded() const { return begin.size() > 1; }
   };

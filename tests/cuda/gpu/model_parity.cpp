@@ -882,8 +882,11 @@ ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, Gemm
 }
 
 bool ZeroParity::ok() const {
-  return error.empty() && !got_loss.empty() && worst_loss_rel <= bound && worst_norm_rel <= bound &&
-         replicas_bitwise && ranges_partition && state_split;
+  bool complete = steps > 0 && int(got_loss.size()) == ranks && int(ref_loss.size()) == ranks;
+  for (int i = 0; complete && i < ranks; ++i)
+    complete = int64_t(got_loss[size_t(i)].size()) == steps && int64_t(ref_loss[size_t(i)].size()) == steps;
+  return error.empty() && complete && worst_loss_rel <= bound && worst_norm_rel <= bound && replicas_bitwise &&
+         ranges_partition && state_split;
 }
 
 std::string ZeroParity::str() const {
@@ -911,6 +914,7 @@ ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, t
                                       int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T) {
   ZeroParity r;
   r.ranks = ranks;
+  r.steps = steps;
   r.gpu = gpu;
   r.bound = gpu ? kCurveBound : 0.0;
   const size_t n = size_t(ranks);
@@ -980,13 +984,16 @@ ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, t
   for (size_t i = 1; i < n; ++i)
     r.replicas_bitwise = r.replicas_bitwise &&
                          std::memcmp(weights[i].data(), weights[0].data(), sizeof(float) * weights[0].size()) == 0;
-  // every float of the buffer in exactly one rank's checkpoint ranges
+  // every float of the buffer in exactly one rank's checkpoint ranges, and none outside it
   const int64_t numel = int64_t(weights[0].size());
   std::vector<int> owners(size_t(numel), 0);
+  bool inside = true;
   for (size_t i = 0; i < n; ++i)
-    for (const auto& [b, c] : got[i]->checkpoint_ranges())
-      for (int64_t j = b; j < b + c && j < numel; ++j) ++owners[size_t(j)];
-  r.ranges_partition = std::all_of(owners.begin(), owners.end(), [](int k) { return k == 1; });
+    for (const auto& [b, c] : got[i]->checkpoint_ranges()) {
+      inside = inside && b >= 0 && c >= 0 && b + c <= numel;
+      for (int64_t j = std::max<int64_t>(b, 0); j < b + c && j < numel; ++j) ++owners[size_t(j)];
+    }
+  r.ranges_partition = inside && std::all_of(owners.begin(), owners.end(), [](int k) { return k == 1; });
   // one replica's state: the CPU oracle's without ZeRO-1; with it (gpu), what the ranks' parts add up to must be
   // what one step without sharding holds, which a fresh unsharded CPU step gives
   train::DeviceStepConfig whole;

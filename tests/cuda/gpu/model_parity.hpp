@@ -123,6 +123,7 @@ ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, Gemm
 // adding up to one replica's.
 struct ZeroParity {
   int ranks = 0;
+  int64_t steps = 0;
   bool gpu = false;
   std::vector<std::vector<double>> ref_loss, got_loss;  // [rank][step]
   double worst_loss_rel = 0, worst_norm_rel = 0, bound = 0;
