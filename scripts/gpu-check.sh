@@ -3,9 +3,11 @@
 # docs/cuda.md). Configures and builds the CUDA targets (all cores), runs the gpu-labelled ctest suite (every
 # CUDA op against its CPU reference, the device layer, the GPU model against the CPU model), the device CLI tests,
 # the op perf mode, the whole-step parity of the tiny preset (20 steps, a resume across devices) and the 1B-preset
-# bench, and writes a summary (markdown) naming the commit it ran on. Nothing here needs the network.
+# bench, and writes a summary (markdown) naming the commit it ran on. Nothing here needs the network. With the trex
+# executable — built here by --full, or carried prebuilt as build-gpudeps/trex-bundle.tar.xz (scripts/trex-bundle.sh;
+# its tree hash must be this tree's) — last the trainer and the decoder end to end (scripts/gpu-train-check.sh).
 #
-#   bash scripts/gpu-check.sh [--full] [--build DIR] [--out DIR] [--jobs N] [--quick]
+#   bash scripts/gpu-check.sh [--full] [--build DIR] [--out DIR] [--jobs N] [--quick] [--trex-bundle FILE]
 #
 # --build: build folder (default build-gpu, beside the sources); --out: where the summary and logs go (default
 # the build folder; on the device machine pass "$OUT" so they come back); --quick: the perf mode's small shapes;
@@ -27,15 +29,18 @@ OUTDIR=
 JOBS=$(nproc 2>/dev/null || echo 16)
 QUICK=
 FULL=
+BUNDLE=$SRC/build-gpudeps/trex-bundle.tar.xz
 while [ $# -gt 0 ]; do
   case $1 in
+    --trex-bundle) BUNDLE=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
     --out) OUTDIR=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --quick) QUICK=--quick; shift ;;
     --full) FULL=1; shift ;;
     --tree-hash) tree_hash; exit 0 ;;
-    *) echo "usage: $0 [--full] [--build DIR] [--out DIR] [--jobs N] [--quick] | --tree-hash" >&2; exit 2 ;;
+    *) echo "usage: $0 [--full] [--build DIR] [--out DIR] [--jobs N] [--quick] [--trex-bundle FILE] | --tree-hash" >&2
+       exit 2 ;;
   esac
 done
 OUTDIR=${OUTDIR:-$BUILD}
@@ -182,12 +187,55 @@ mrc=$?
   echo '```'
 } >>"$SUMMARY"
 trc=0
+TREX_BIN=
 if [ -n "$FULL" ]; then
+  TREX_BIN=$BUILD/trex
+elif [ -f "$BUNDLE" ]; then
+  # the carried executable: unpacked beside the build, refused when built from other sources, run through a wrapper
+  # that puts its libraries (and the toolkit's, for cuBLASLt and NCCL, opened at run time) on the loader's path
+  bundle() {
+    local d=$BUILD/trex-bundle cuda_bin libs=
+    rm -rf "$d" && mkdir -p "$d" && tar -xJf "$BUNDLE" -C "$d" || return 1
+    if [ "$(cat "$d/TREE_HASH" 2>/dev/null)" != "$tree" ]; then
+      echo "the bundle was built from tree $(cat "$d/TREE_HASH" 2>/dev/null) (commit $(cat "$d/COMMIT" 2>/dev/null)), this is" \
+        "tree $tree: run bash scripts/trex-bundle.sh on these sources"
+      return 1
+    fi
+    cuda_bin=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
+    for l in "$cuda_bin/../lib64" "$cuda_bin/../targets/x86_64-linux/lib"; do
+      [ -d "$l" ] && libs=$libs:$(cd "$l" && pwd)
+    done
+    {
+      echo '#!/usr/bin/env bash'
+      echo 'D=$(dirname "$(readlink -f "$0")")'
+      echo "export LD_LIBRARY_PATH=\"\$D/lib$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\""
+      echo 'exec "$D/bin/trex" "$@"'
+    } >"$d/trex" && chmod +x "$d/trex" || return 1
+    if command -v ldd >/dev/null 2>&1; then
+      (export LD_LIBRARY_PATH="$d/lib$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; ldd "$d/bin/trex") | tee "$d/ldd.txt"
+      if grep -q "not found" "$d/ldd.txt"; then echo "the bundled trex lacks libraries here"; return 1; fi
+    fi
+    "$d/trex" --version
+  }
+  if step "unpack trex bundle" bundle; then TREX_BIN=$BUILD/trex-bundle/trex; else status=1; fi
+else
+  echo "| trex train / generate --device cuda vs cpu | not run: no trex executable (no --full, no $BUNDLE:" \
+    "bash scripts/trex-bundle.sh where trex builds, and carry it) | |" >>"$ROWS"
+fi
+if [ -n "$TREX_BIN" ]; then
   # end to end: trex train --device cuda against --device cpu, a CPU checkpoint resumed on the GPU, and trex
   # generate --device cuda against --device cpu
-  train_check() { timeout -k 10 "$(left)" bash "$SRC/scripts/gpu-train-check.sh" "$BUILD/trex" "$BUILD/train-check"; }
+  train_check() { timeout -k 10 "$(left)" bash "$SRC/scripts/gpu-train-check.sh" "$TREX_BIN" "$BUILD/train-check"; }
   GPU_STEP=1 step "trex train / generate --device cuda vs cpu" train_check
   trc=$?
+  {
+    echo
+    echo "## trex train / generate --device cuda vs --device cpu (scripts/gpu-train-check.sh; every line in the log)"
+    echo '```'
+    awk '/^=== trex train \/ generate/{f=1; next} f && /^=== /{f=0} f' "$LOG" |
+      grep -E 'worst rel|generate record|not run|failed|Error|error' | head -40
+    echo '```'
+  } >>"$SUMMARY"
 fi
 # A failure anywhere is a failure (1), also when some tests were skipped; "no usable GPU" (3) only when the device
 # programs said so and nothing failed. Skips on a working GPU (the bf16 checks on a CPU without AVX512_BF16) are
