@@ -217,7 +217,14 @@ elif [ -f "$BUNDLE" ]; then
     fi
     "$d/trex" --version
   }
-  if step "unpack trex bundle" bundle; then TREX_BIN=$BUILD/trex-bundle/trex; else status=1; fi
+  if step "unpack trex bundle" bundle; then
+    TREX_BIN=$BUILD/trex-bundle/trex
+  else
+    status=1
+    { echo; echo "## trex bundle: not usable"; echo '```'
+      awk '/^=== unpack trex bundle/{f=1; next} f && /^=== /{f=0} f' "$LOG" | grep -v '=> /' | tail -20; echo '```'
+    } >>"$SUMMARY"
+  fi
 else
   echo "| trex train / generate --device cuda vs cpu | not run: no trex executable (no --full, no $BUNDLE:" \
     "bash scripts/trex-bundle.sh where trex builds, and carry it) | |" >>"$ROWS"
