@@ -106,11 +106,14 @@ TEST(CudaModelHost, ParitySeedsAreFarFromRoutingAndSelectionTies) {
 
 // The oracle's ZeRO-1 (the CPU device step under DeviceStepConfig::zero, what the gpu test CudaModel.
 // DataParallelZeroStepsFollowTheCpuSteps checks the CUDA step against): two replicas in threads, each updating its
-// shard and all-gathering the others', take bit for bit the steps of replicas that each update every tensor.
+// shard and all-gathering the others', take bit for bit the steps of replicas that each update every tensor —
+// AdamW over one replica region, Muon over two (the second's shards past 0, as under --ep / --pp).
 TEST(CudaModelHost, ZeroShardedCpuStepsEqualReplicatedStepsBitwise) {
-  for (const train::OptimizerKind kind : {train::OptimizerKind::AdamW, train::OptimizerKind::Muon}) {
+  for (const bool muon_two_regions : {false, true}) {
     const cuda::check::ZeroParity r = cuda::check::compare_zero_data_parallel(
-        model::ModelConfig::preset("tiny"), /*gpu=*/false, kind, 2, 2, 0.05, 1e-3, 22, 1, 32);
+        model::ModelConfig::preset("tiny"), /*gpu=*/false,
+        muon_two_regions ? train::OptimizerKind::Muon : train::OptimizerKind::AdamW, 2, 2, 0.05, 1e-3, 22, 1, 32,
+        muon_two_regions);
     EXPECT_TRUE(r.ok()) << r.str();
     std::printf("%s\n", r.str().c_str());
   }

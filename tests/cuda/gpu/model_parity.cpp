@@ -716,6 +716,10 @@ class ThreadRankGroup final : public model::ProcessGroup {
   }
   void all_gather_ranges(std::span<float> data, std::span<const int64_t> displs,
                          std::span<const int64_t> counts) override {
+    for (int r = 0; r < size(); ++r)  // (MpiProcessGroup's check: a range past the buffer is a caller's bug)
+      if (displs[size_t(r)] < 0 || counts[size_t(r)] < 0 || displs[size_t(r)] + counts[size_t(r)] > int64_t(data.size()))
+        throw Error("expert-parallel test group: all-gather range of rank " + std::to_string(r) + " outside the " +
+                    std::to_string(data.size()) + " floats");
     rv_.post(rank_) = {data.data(), nullptr, data.size()};
     rv_.arrive();
     for (int r = 0; r < size(); ++r)
@@ -891,6 +895,7 @@ bool ZeroParity::ok() const {
 
 std::string ZeroParity::str() const {
   std::string s = std::string("ZeRO-1 data parallel (") + std::to_string(ranks) + " ranks, " +
+                  (two_regions ? "two replica regions, " : "") +
                   (gpu ? "cuda step vs the CPU step with ZeRO-1" : "CPU step vs the CPU step without ZeRO-1") + "):";
   char buf[200];
   for (size_t r = 0; r < got_loss.size(); ++r)
@@ -911,11 +916,25 @@ std::string ZeroParity::str() const {
 }
 
 ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, train::OptimizerKind kind, int ranks,
-                                      int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T) {
+                                      int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T,
+                                      bool two_regions) {
   ZeroParity r;
   r.ranks = ranks;
   r.steps = steps;
   r.gpu = gpu;
+  r.two_regions = two_regions;
+  // both halves replicated over every rank: the sums of plain data parallelism, through the sharded layouts' path
+  auto split = [&](train::DeviceStepConfig& c, model::ProcessGroup* group) {
+    if (!two_regions) return;
+    c.data_ranks = ranks;
+    c.gradient_regions = [group](const model::ParamStore& st) {
+      const int64_t total = int64_t(st.params().size());
+      int64_t cut = total;
+      for (const auto& p : st.table())
+        if (p.offset >= total / 2) cut = std::min(cut, p.offset);
+      return std::vector<train::GradientRegion>{{0, cut, group}, {cut, total, group}};
+    };
+  };
   r.bound = gpu ? kCurveBound : 0.0;
   const size_t n = size_t(ranks);
   r.ref_loss.assign(n, {});
@@ -940,9 +959,11 @@ ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, t
         c.optimizer.kind = kind;
         c.data_group = ref_groups[size_t(i)].get();
         c.zero = gpu;  // the GPU's oracle shards alike; the CPU's updates everything
+        split(c, c.data_group);
         ref[size_t(i)] = std::make_unique<train::CpuDeviceStep>(c);
         c.data_group = got_groups[size_t(i)].get();
         c.zero = true;
+        split(c, c.data_group);
         got[size_t(i)] = gpu ? make_gpu_train_step(c) : std::make_unique<train::CpuDeviceStep>(c);
         for (train::DeviceStep* st : {ref[size_t(i)].get(), got[size_t(i)].get()}) {
           model::init_params(st->host(), cfg, seed);

@@ -120,11 +120,13 @@ ExpertParallelParity compare_expert_parallel(const model::ModelConfig& cfg, Gemm
 // are CpuDeviceSteps and the oracle updates every tensor on every rank (no ZeRO-1): the same arithmetic, so
 // bitwise the same. Either way, after the steps every replica holds the same weights bit for bit (the all-gather),
 // the ranks' checkpoint ranges partition the buffer, and each rank holds a part of the optimizer state, the parts
-// adding up to one replica's.
+// adding up to one replica's. two_regions: the replicas' buffer handed to the steps as two replica regions (split at
+// the tensor nearest its middle; DeviceStepConfig::gradient_regions, as --ep / --pp do), so the second region's
+// shards and all-gather start past 0 and each region has a group of its own.
 struct ZeroParity {
   int ranks = 0;
   int64_t steps = 0;
-  bool gpu = false;
+  bool gpu = false, two_regions = false;
   std::vector<std::vector<double>> ref_loss, got_loss;  // [rank][step]
   double worst_loss_rel = 0, worst_norm_rel = 0, bound = 0;
   bool replicas_bitwise = false, ranges_partition = false, state_split = false;
@@ -135,7 +137,8 @@ struct ZeroParity {
   std::string str() const;
 };
 ZeroParity compare_zero_data_parallel(const model::ModelConfig& cfg, bool gpu, train::OptimizerKind opt, int ranks,
-                                      int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T);
+                                      int64_t steps, double clip, double lr, uint64_t seed, int64_t B, int64_t T,
+                                      bool two_regions = false);
 
 // Pipeline stages: the GPU model cut into two stages (ModelOptions::first_layer / end_layer, each holding only its
 // layers; the embedding on both ends under MTP) running one batch — stage 0's streams into stage 1, stage 1's

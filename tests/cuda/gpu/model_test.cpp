@@ -92,14 +92,19 @@ TEST(CudaModel, TrainerDeviceStepThroughAStageFollowsTheCpuStep) {
   std::printf("%s\n", r.str().c_str());
 }
 
-// The CUDA step under data parallelism with ZeRO-1 (two ranks on the one device, host-staged all-reduce and
-// all-gather; seed 22's first step: the tie margins CudaModelHost checks) against the CPU step with ZeRO-1.
+// The CUDA step under data parallelism with ZeRO-1 (two ranks on the one device: host-staged all-reduce and
+// all-gather, NCCL where each has a GPU of its own; seed 22's first step: the tie margins CudaModelHost checks)
+// against the CPU step with ZeRO-1: over one replica region, and over two (the second's shards and all-gather past
+// 0, a device group per region, as under --ep / --pp).
 TEST(CudaModel, DataParallelZeroStepsFollowTheCpuSteps) {
   TREX_REQUIRE_GPU();
-  const ZeroParity r = compare_zero_data_parallel(model::ModelConfig::preset("tiny"), /*gpu=*/true,
-                                                  train::OptimizerKind::AdamW, 2, 3, 0.05, 1e-3, 22, 2, 64);
-  EXPECT_TRUE(r.ok()) << r.str();
-  std::printf("%s\n", r.str().c_str());
+  for (const bool two_regions : {false, true}) {
+    const ZeroParity r = compare_zero_data_parallel(model::ModelConfig::preset("tiny"), /*gpu=*/true,
+                                                    train::OptimizerKind::AdamW, 2, 3, 0.05, 1e-3, 22, 2, 64,
+                                                    two_regions);
+    EXPECT_TRUE(r.ok()) << r.str();
+    std::printf("%s\n", r.str().c_str());
+  }
 }
 
 TEST(CudaModel, PipelineStagesFollowOneProcess) {
