@@ -7,11 +7,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "cuda/arena.hpp"
 #include "cuda/blas.hpp"
 #include "cuda/experts.hpp"
+#include "cuda/stream.hpp"
 #include "model/config.hpp"
 #include "model/model_impl.hpp"
 #include "model/process_group.hpp"
@@ -85,10 +87,13 @@ class PinnedFloats {
 
 // Host buffers of the expert-parallel exchange (gpu_moe.cpp), allocated on first need and reused every step: per
 // array exchanged together (the routed rows and their routing weights, or their gradients) `local`, this rank's
-// side (the rows downloaded, then the rows to upload), and `exchanged`, the all-to-all's other side.
+// side (the rows downloaded, then the rows to upload), and `exchanged`, the all-to-all's other side; `downloaded`,
+// recorded after an exchange's downloads, so that the host waits for them alone while the device runs the shared
+// expert (created on the first exchange, like the buffers: a model without expert parallelism never needs it).
 struct EpStaging {
   static constexpr int kArrays = 2;
   PinnedFloats local[kArrays], exchanged[kArrays];
+  std::optional<Event> downloaded;
 };
 
 struct Ctx {

@@ -5,12 +5,16 @@
 // Expert parallelism (Ctx::ep_group of size > 1; the experts array then holds this rank's experts only): the routed
 // rows go to the ranks owning their experts and the results come back in model/moe.cpp's order, with its plan and
 // permutations (detail::ep_plan, ep_to_expert_order, ep_from_expert_order) on the host. Each exchange is staged
-// through pinned host buffers — device -> host, the group's blocking all-to-all, host -> device — and waits on the
-// stream once: two more waits in the forward (dispatch, combine), two in the backward. Not overlapped with the
-// shared expert (the CPU overlaps them). Compiled; not yet run on a GPU.
+// through pinned host buffers — device -> host, the group's blocking all-to-all, host -> device — and the host waits
+// once, for the downloads alone: the shared expert's kernels are queued behind them, so the device runs them while
+// the host exchanges (the CPU overlaps the two as well): in the forward its up and gate products with the dispatch
+// and its down product with the combine, in the backward its down and SwiGLU backward with the dispatch and its
+// up and gate backward with the combine. The same kernels in the same stream order as without the overlap, so the
+// same bits. Compiled; not yet run on a GPU.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <functional>
 #include <initializer_list>
 
 #include "cuda/check.hpp"
@@ -64,16 +68,30 @@ void reserve_staging(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows,
   }
 }
 
-// Each array's first `rows` rows device -> local staging, then one wait for all of them. The wait also completes
-// every upload queued earlier from the staging buffers, so the host may rewrite them afterwards.
-void download_rows(Ctx& c, int64_t rows, std::initializer_list<RowArray> arrays, float** local) {
+// Device work queued while an exchange's downloads are in flight (the shared expert's part of the block): the
+// device runs it while the host waits for the downloads and exchanges; its results are read after the exchange.
+using Meanwhile = std::function<void()>;
+
+// Each array's first `rows` rows device -> local staging, then `meanwhile` queued behind them, then one wait for the
+// downloads (an event recorded after them; the whole stream without `meanwhile`). The wait also completes every
+// upload queued earlier from the staging buffers, so the host may rewrite them afterwards.
+void download_rows(Ctx& c, int64_t rows, std::initializer_list<RowArray> arrays, float** local,
+                   const Meanwhile& meanwhile) {
   int i = 0;
   for (const RowArray& a : arrays) {
     const size_t bytes = sizeof(float) * size_t(rows * a.row_len);
     if (bytes) TREX_CUDA_CHECK(cudaMemcpyAsync(local[i], a.src, bytes, cudaMemcpyDeviceToHost, c.s));
     ++i;
   }
-  TREX_CUDA_CHECK(cudaStreamSynchronize(c.s));
+  if (!meanwhile) {
+    TREX_CUDA_CHECK(cudaStreamSynchronize(c.s));
+    return;
+  }
+  std::optional<Event>& downloaded = c.ep_staging->downloaded;
+  if (!downloaded) downloaded.emplace();
+  downloaded->record(c.s);
+  meanwhile();
+  downloaded->synchronize();
 }
 
 void upload_rows(Ctx& c, const float* host, float* dst, int64_t rows, int64_t row_len) {
@@ -84,10 +102,11 @@ void upload_rows(Ctx& c, const float* host, float* dst, int64_t rows, int64_t ro
 // Token side -> expert side (model/moe.cpp's dispatch): src holds this rank's token_rows = N k routed rows in
 // all-expert order, which is rank-major (each rank owns a contiguous range of experts), so it is sent as it is;
 // dst receives the P.rows rows of this rank's experts from every rank, in local expert order.
-void dispatch(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays) {
+void dispatch(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays,
+              const Meanwhile& meanwhile) {
   float *local[EpStaging::kArrays], *exchanged[EpStaging::kArrays];
   reserve_staging(c, P, token_rows, arrays, local, exchanged);
-  download_rows(c, token_rows, arrays, local);
+  download_rows(c, token_rows, arrays, local, meanwhile);
   int i = 0;
   for (const RowArray& a : arrays) {
     c.ep_group->all_to_all_rows(local[i], P.send_rows, exchanged[i], P.recv_rows, a.row_len);
@@ -99,10 +118,11 @@ void dispatch(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::i
 
 // Expert side -> token side (model/moe.cpp's combine): src holds P.rows rows in local expert order; each goes back to
 // the rank whose token it is, and dst receives this rank's token_rows rows in its all-expert order.
-void combine(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays) {
+void combine(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays,
+             const Meanwhile& meanwhile) {
   float *local[EpStaging::kArrays], *exchanged[EpStaging::kArrays];
   reserve_staging(c, P, token_rows, arrays, local, exchanged);
-  download_rows(c, P.rows, arrays, local);
+  download_rows(c, P.rows, arrays, local, meanwhile);
   int i = 0;
   for (const RowArray& a : arrays) {
     model::detail::ep_from_expert_order(P, local[i], exchanged[i], a.row_len);
@@ -155,42 +175,50 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
   s.xg = c.arena.floats(rows * d);
   s.wl = c.arena.floats(rows);
   moe_gather_rows(x, s.w, s.order_tok, s.order_slot, rows, k, d, s.xg, s.wl, c.s);
-  // this rank's experts' rows: exchanged under expert parallelism, else the gathered rows themselves
-  const bool ep = expert_parallel(c);
-  if (ep) {
-    model::detail::ep_plan(*c.ep_group, s.counts, E, s.ep);
-    s.xe = c.arena.floats(s.ep.rows * d);
-    s.we = c.arena.floats(s.ep.rows);
-    dispatch(c, s.ep, rows, {{s.xg, s.xe, d}, {s.wl, s.we, 1}});
-  } else {
-    s.xe = s.xg;
-    s.we = s.wl;
-  }
-  const LocalExperts L = local_experts(s, ep, rows, E);
-  const int64_t Re = L.rows;
-  if (fs > 0) {
+  // the shared expert's up and gate products and SwiGLU (with the dispatch under expert parallelism)
+  auto shared_up = [&] {
+    if (fs == 0) return;
     s.sg = c.arena.floats(N * fs);
     s.su = c.arena.floats(N * fs);
     s.sh = c.arena.floats(N * fs);
     linear(c, x, s.x16, b.sw1, s.sg, N, fs, d);
     linear(c, x, s.x16, b.sw3, s.su, N, fs, d);
     swiglu_forward(s.sg, s.su, s.sh, N * fs, cfg.clamp_shared_expert ? limit : 0.0f, c.s);
+  };
+  // this rank's experts' rows: exchanged under expert parallelism, else the gathered rows themselves
+  const bool ep = expert_parallel(c);
+  if (ep) {
+    model::detail::ep_plan(*c.ep_group, s.counts, E, s.ep);
+    s.xe = c.arena.floats(s.ep.rows * d);
+    s.we = c.arena.floats(s.ep.rows);
+    dispatch(c, s.ep, rows, {{s.xg, s.xe, d}, {s.wl, s.we, 1}}, shared_up);
+  } else {
+    s.xe = s.xg;
+    s.we = s.wl;
+    shared_up();
   }
+  const LocalExperts L = local_experts(s, ep, rows, E);
+  const int64_t Re = L.rows;
   s.g = c.arena.floats(Re * f);
   s.u = c.arena.floats(Re * f);
   s.h = c.arena.floats(Re * f);
   float* ye = c.arena.floats(Re * d);
   experts_forward(c.blas, c.type, experts, L.count, L.offsets, {d, f, limit}, s.xe, s.we, s.g, s.u, s.h, ye, c.arena,
                   c.s);
+  // out := the shared expert's down product (with the combine under expert parallelism), then the routed rows added
+  auto shared_down = [&] {
+    if (fs > 0)
+      linear(c, s.sh, nullptr, b.sw2, out, N, d, fs);
+    else
+      zero_async(out, sizeof(float) * size_t(N * d), c.s);
+  };
   float* yg = ye;  // [rows, d] the results of this rank's routed rows, all-expert order
   if (ep) {
     yg = c.arena.floats(rows * d);
-    combine(c, s.ep, rows, {{ye, yg, d}});
+    combine(c, s.ep, rows, {{ye, yg, d}}, shared_down);
+  } else {
+    shared_down();
   }
-  if (fs > 0)
-    linear(c, s.sh, nullptr, b.sw2, out, N, d, fs);
-  else
-    zero_async(out, sizeof(float) * size_t(N * d), c.s);
   moe_scatter_add_rows(s.row_of, N, k, d, yg, out, c.s);
   s.seq_counts = nullptr;
   if (b.hash || !c.balance_loss) return 0.0;  // (the decoder: no loss to report, and no synchronisation for it)
@@ -212,18 +240,22 @@ void moe_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceE
   const int64_t Re = L.rows;
   float* dyg = c.arena.floats(rows * d);
   moe_gather_rows(dout, nullptr, s.order_tok, s.order_slot, rows, k, d, dyg, nullptr, c.s);
-  float* dye = dyg;  // [Re, d] the output gradients of the rows this rank's experts processed
-  if (ep) {
-    dye = c.arena.floats(Re * d);
-    dispatch(c, s.ep, rows, {{dyg, dye, d}});
-  }
+  // the shared expert's down product and SwiGLU backward (with the dispatch under expert parallelism)
   float *dsg = nullptr, *dsu = nullptr;
-  if (fs > 0) {
+  auto shared_down_backward = [&] {
+    if (fs == 0) return;
     float* dsh = c.arena.floats(N * fs);
     linear_backward(c, s.sh, nullptr, b.sw2, dout, nullptr, dsh, false, N, d, fs);
     dsg = c.arena.floats(N * fs);
     dsu = c.arena.floats(N * fs);
     swiglu_backward(s.sg, s.su, dsh, dsg, dsu, N * fs, cfg.clamp_shared_expert ? limit : 0.0f, c.s);
+  };
+  float* dye = dyg;  // [Re, d] the output gradients of the rows this rank's experts processed
+  if (ep) {
+    dye = c.arena.floats(Re * d);
+    dispatch(c, s.ep, rows, {{dyg, dye, d}}, shared_down_backward);
+  } else {
+    shared_down_backward();
   }
   float* dwe = c.arena.floats(Re);
   float* dxe = c.arena.floats(Re * d);
@@ -231,15 +263,20 @@ void moe_backward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const DeviceE
                    dwe, c.arena, c.s);
   // [rows, d], [rows]: the input and routing-weight gradients of this rank's routed rows, all-expert order (under
   // expert parallelism sent back from the experts' owners)
+  // the shared expert's up and gate backward into dx (with the combine under expert parallelism), then the routed
+  // rows' input gradients added: dx's sums in the same order either way
+  auto shared_up_backward = [&] {
+    if (fs == 0) return;
+    linear_backward(c, s.x, s.x16, b.sw1, dsg, nullptr, dx, true, N, fs, d);
+    linear_backward(c, s.x, s.x16, b.sw3, dsu, nullptr, dx, true, N, fs, d);
+  };
   float *dxg = dxe, *dwl = dwe;
   if (ep) {
     dxg = c.arena.floats(rows * d);
     dwl = c.arena.floats(rows);
-    combine(c, s.ep, rows, {{dxe, dxg, d}, {dwe, dwl, 1}});
-  }
-  if (fs > 0) {
-    linear_backward(c, s.x, s.x16, b.sw1, dsg, nullptr, dx, true, N, fs, d);
-    linear_backward(c, s.x, s.x16, b.sw3, dsu, nullptr, dx, true, N, fs, d);
+    combine(c, s.ep, rows, {{dxe, dxg, d}, {dwe, dwl, 1}}, shared_up_backward);
+  } else {
+    shared_up_backward();
   }
   moe_scatter_add_rows(s.row_of, N, k, d, dxg, dx, c.s);
   float* ds = c.arena.floats(N * E);
