@@ -59,7 +59,7 @@ struct Model::Impl {
   DeviceBuffer P, G, P16, Pint;
   std::vector<std::vector<DeviceExpertWeights>> experts;  // per block: this rank's experts (all in one process)
   model::ProcessGroup* ep_group = nullptr;  // expert parallelism: the ep ranks (null: every expert here)
-  EpStaging ep_staging;                     // its host buffers, allocated on the first exchange
+  MoeHostBuffers moe_host;                  // the MoE blocks' host buffers, allocated on first need
   Stream stream;
   Blas blas;
   std::unique_ptr<DeviceArena> arena;
@@ -106,7 +106,7 @@ struct Model::Impl {
                rope_a.view(),
                rope_b.view()};
     c.ep_group = ep_group;
-    c.ep_staging = &ep_staging;
+    c.moe_host = &moe_host;
     return c;
   }
 };

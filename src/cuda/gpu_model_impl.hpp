@@ -85,14 +85,17 @@ class PinnedFloats {
   size_t n_ = 0;
 };
 
-// Host buffers of the expert-parallel exchange (gpu_moe.cpp), allocated on first need and reused every step: per
-// array exchanged together (the routed rows and their routing weights, or their gradients) `local`, this rank's
-// side (the rows downloaded, then the rows to upload), and `exchanged`, the all-to-all's other side; `downloaded`,
-// recorded after an exchange's downloads, so that the host waits for them alone while the device runs the shared
-// expert (created on the first exchange, like the buffers: a model without expert parallelism never needs it).
-struct EpStaging {
+// Host buffers of the MoE blocks' host synchronisations (gpu_moe.cpp), allocated on first need and reused every
+// step. The expert-parallel exchange: per array exchanged together (the routed rows and their routing weights, or
+// their gradients) `local`, this rank's side (the rows downloaded, then the rows to upload), and `exchanged`, the
+// all-to-all's other side. The per-expert counts without expert parallelism: `counts`, pinned, so that their copy is
+// asynchronous and the shared expert queued behind it runs while the host waits. `downloaded`: recorded after the
+// downloads the host needs (an exchange's rows, the counts), so that it waits for them alone while the device runs
+// the shared expert (created on first need, like the buffers).
+struct MoeHostBuffers {
   static constexpr int kArrays = 2;
   PinnedFloats local[kArrays], exchanged[kArrays];
+  PinnedFloats counts;  // E int64 counts in 2 E floats' room (cudaMallocHost's alignment suits int64)
   std::optional<Event> downloaded;
 };
 
@@ -113,7 +116,7 @@ struct Ctx {
   bool indexer_grads = true;  // detail::Ctx's: false in a forward recomputed for its backward
   // Expert parallelism: the ep ranks (null or size 1: every expert here) and the host buffers of the exchange
   model::ProcessGroup* ep_group = nullptr;
-  EpStaging* ep_staging = nullptr;
+  MoeHostBuffers* moe_host = nullptr;  // null (the decoder): the counts wait for the stream, nothing overlaps it
   float* p(int64_t off) const { return P + off; }
   float* g(int64_t off) const { return G + off; }
   const uint16_t* p16(int64_t off) const { return P16 ? P16 + off : nullptr; }

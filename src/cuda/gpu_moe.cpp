@@ -9,8 +9,9 @@
 // once, for the downloads alone: the shared expert's kernels are queued behind them, so the device runs them while
 // the host exchanges (the CPU overlaps the two as well): in the forward its up and gate products with the dispatch
 // and its down product with the combine, in the backward its down and SwiGLU backward with the dispatch and its
-// up and gate backward with the combine. The same kernels in the same stream order as without the overlap, so the
-// same bits. Compiled; not yet run on a GPU.
+// up and gate backward with the combine. Without expert parallelism the shared expert's up and gate products run
+// likewise while the host waits for the per-expert counts (pinned). The same kernels as without the overlap, each
+// reading and writing what it did, so the same bits. Compiled; not yet run on a GPU.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -58,12 +59,12 @@ struct RowArray {
 // drains the stream).
 void reserve_staging(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays,
                      float** local, float** exchanged) {
-  if (arrays.size() > size_t(EpStaging::kArrays)) throw Error("internal: too many arrays in one expert exchange");
+  if (arrays.size() > size_t(MoeHostBuffers::kArrays)) throw Error("internal: too many arrays in one expert exchange");
   const int64_t rows = std::max(token_rows, P.rows);
   int i = 0;
   for (const RowArray& a : arrays) {
-    local[i] = c.ep_staging->local[i].reserve(rows * a.row_len, c.s);
-    exchanged[i] = c.ep_staging->exchanged[i].reserve(rows * a.row_len, c.s);
+    local[i] = c.moe_host->local[i].reserve(rows * a.row_len, c.s);
+    exchanged[i] = c.moe_host->exchanged[i].reserve(rows * a.row_len, c.s);
     ++i;
   }
 }
@@ -71,6 +72,16 @@ void reserve_staging(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows,
 // Device work queued while an exchange's downloads are in flight (the shared expert's part of the block): the
 // device runs it while the host waits for the downloads and exchanges; its results are read after the exchange.
 using Meanwhile = std::function<void()>;
+
+// An event recorded after the downloads queued so far, `meanwhile` queued behind it, then a wait for the event alone:
+// the device runs `meanwhile` while the host waits for the downloads (and then works with them).
+void wait_for_downloads(Ctx& c, const Meanwhile& meanwhile) {
+  std::optional<Event>& downloaded = c.moe_host->downloaded;
+  if (!downloaded) downloaded.emplace();
+  downloaded->record(c.s);
+  meanwhile();
+  downloaded->synchronize();
+}
 
 // Each array's first `rows` rows device -> local staging, then `meanwhile` queued behind them, then one wait for the
 // downloads (an event recorded after them; the whole stream without `meanwhile`). The wait also completes every
@@ -83,15 +94,10 @@ void download_rows(Ctx& c, int64_t rows, std::initializer_list<RowArray> arrays,
     if (bytes) TREX_CUDA_CHECK(cudaMemcpyAsync(local[i], a.src, bytes, cudaMemcpyDeviceToHost, c.s));
     ++i;
   }
-  if (!meanwhile) {
+  if (meanwhile)
+    wait_for_downloads(c, meanwhile);
+  else
     TREX_CUDA_CHECK(cudaStreamSynchronize(c.s));
-    return;
-  }
-  std::optional<Event>& downloaded = c.ep_staging->downloaded;
-  if (!downloaded) downloaded.emplace();
-  downloaded->record(c.s);
-  meanwhile();
-  downloaded->synchronize();
 }
 
 void upload_rows(Ctx& c, const float* host, float* dst, int64_t rows, int64_t row_len) {
@@ -104,7 +110,7 @@ void upload_rows(Ctx& c, const float* host, float* dst, int64_t rows, int64_t ro
 // dst receives the P.rows rows of this rank's experts from every rank, in local expert order.
 void dispatch(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays,
               const Meanwhile& meanwhile) {
-  float *local[EpStaging::kArrays], *exchanged[EpStaging::kArrays];
+  float *local[MoeHostBuffers::kArrays], *exchanged[MoeHostBuffers::kArrays];
   reserve_staging(c, P, token_rows, arrays, local, exchanged);
   download_rows(c, token_rows, arrays, local, meanwhile);
   int i = 0;
@@ -120,7 +126,7 @@ void dispatch(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::i
 // the rank whose token it is, and dst receives this rank's token_rows rows in its all-expert order.
 void combine(Ctx& c, const model::detail::EpPlan& P, int64_t token_rows, std::initializer_list<RowArray> arrays,
              const Meanwhile& meanwhile) {
-  float *local[EpStaging::kArrays], *exchanged[EpStaging::kArrays];
+  float *local[MoeHostBuffers::kArrays], *exchanged[MoeHostBuffers::kArrays];
   reserve_staging(c, P, token_rows, arrays, local, exchanged);
   download_rows(c, P.rows, arrays, local, meanwhile);
   int i = 0;
@@ -168,14 +174,8 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
   s.row_of = c.arena.ints(N * k);
   moe_group_rows(s.sel, N, E, k, counts_d, offsets_d, s.order_tok, s.order_slot, s.row_of, c.arena, c.s);
   s.counts.assign(size_t(E), 0);
-  moe_counts_to_host(counts_d, E, s.counts.data(), c.s);
-  s.offsets.assign(size_t(E) + 1, 0);
-  for (int64_t e = 0; e < E; ++e) s.offsets[size_t(e) + 1] = s.offsets[size_t(e)] + s.counts[size_t(e)];
-  const int64_t rows = N * k;
-  s.xg = c.arena.floats(rows * d);
-  s.wl = c.arena.floats(rows);
-  moe_gather_rows(x, s.w, s.order_tok, s.order_slot, rows, k, d, s.xg, s.wl, c.s);
-  // the shared expert's up and gate products and SwiGLU (with the dispatch under expert parallelism)
+  // the shared expert's up and gate products and SwiGLU: with the counts' download without expert parallelism, with
+  // the dispatch under it — either way the device runs them while the host waits
   auto shared_up = [&] {
     if (fs == 0) return;
     s.sg = c.arena.floats(N * fs);
@@ -185,8 +185,23 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
     linear(c, x, s.x16, b.sw3, s.su, N, fs, d);
     swiglu_forward(s.sg, s.su, s.sh, N * fs, cfg.clamp_shared_expert ? limit : 0.0f, c.s);
   };
-  // this rank's experts' rows: exchanged under expert parallelism, else the gathered rows themselves
   const bool ep = expert_parallel(c);
+  const bool up_with_counts = !ep && fs > 0 && c.moe_host;
+  if (up_with_counts) {
+    auto* pinned = reinterpret_cast<int64_t*>(c.moe_host->counts.reserve(2 * E, c.s));
+    TREX_CUDA_CHECK(cudaMemcpyAsync(pinned, counts_d, sizeof(int64_t) * size_t(E), cudaMemcpyDeviceToHost, c.s));
+    wait_for_downloads(c, shared_up);
+    std::copy(pinned, pinned + E, s.counts.begin());
+  } else {
+    moe_counts_to_host(counts_d, E, s.counts.data(), c.s);
+  }
+  s.offsets.assign(size_t(E) + 1, 0);
+  for (int64_t e = 0; e < E; ++e) s.offsets[size_t(e) + 1] = s.offsets[size_t(e)] + s.counts[size_t(e)];
+  const int64_t rows = N * k;
+  s.xg = c.arena.floats(rows * d);
+  s.wl = c.arena.floats(rows);
+  moe_gather_rows(x, s.w, s.order_tok, s.order_slot, rows, k, d, s.xg, s.wl, c.s);
+  // this rank's experts' rows: exchanged under expert parallelism, else the gathered rows themselves
   if (ep) {
     model::detail::ep_plan(*c.ep_group, s.counts, E, s.ep);
     s.xe = c.arena.floats(s.ep.rows * d);
@@ -195,7 +210,7 @@ double moe_forward(Ctx& c, const DeviceSeq& seq, const BlockOff& b, const Device
   } else {
     s.xe = s.xg;
     s.we = s.wl;
-    shared_up();
+    if (!up_with_counts) shared_up();
   }
   const LocalExperts L = local_experts(s, ep, rows, E);
   const int64_t Re = L.rows;
