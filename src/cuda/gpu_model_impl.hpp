@@ -68,9 +68,10 @@ struct DeviceSeq {  // detail::Seq on the device, plus the window starts and the
   const DeviceEntries& entries(int64_t m) const;
 };
 
-// A page-locked host buffer of floats (cudaMallocHost), grown on demand and kept: the expert-parallel exchange's
-// staging. Pinned, so that its copies from and to the device are direct DMA; hence an upload queued from it reads
-// it after the call returns, and the buffer may be rewritten only once the stream has been synchronised.
+// A page-locked host buffer of floats (cudaMallocHost), grown on demand and kept: the MoE block's host staging
+// (MoeHostBuffers). Pinned, so that its copies from and to the device are direct DMA and asynchronous; hence an
+// upload queued from it reads it after the call returns, and the buffer may be rewritten only once the work queued
+// up to that upload has completed (a stream synchronisation, or an event recorded after it).
 class PinnedFloats {
  public:
   PinnedFloats() = default;
@@ -114,7 +115,8 @@ struct Ctx {
   DeviceRope rope_a, rope_b;  // as detail::Ctx: ratio-0 layers; compressed layers, compressors, indexer
   bool balance_loss = true;   // false (the decoder): the MoE's sequence-balance loss is not computed
   bool indexer_grads = true;  // detail::Ctx's: false in a forward recomputed for its backward
-  // Expert parallelism: the ep ranks (null or size 1: every expert here) and the host buffers of the exchange
+  // Expert parallelism: the ep ranks (null or size 1: every expert here); the MoE blocks' host buffers (the
+  // exchange's staging, the pinned counts, the event the host waits on)
   model::ProcessGroup* ep_group = nullptr;
   MoeHostBuffers* moe_host = nullptr;  // null (the decoder): the counts wait for the stream, nothing overlaps it
   float* p(int64_t off) const { return P + off; }

@@ -1,7 +1,7 @@
 // cuda::Model's MoE block (DEEPSEEK_V4.md §7, §13, §16.6-16.7), model/moe.cpp's forward and backward on the
-// device: the router product, routing and grouping (cuda/moe_route.hpp), the per-expert counts to the host (a wait
-// on the stream: they size the expert products), the routed experts (cuda/experts.hpp), the shared expert, the
-// combine and the sequence-balance loss.
+// device: the router product, routing and grouping (cuda/moe_route.hpp), the per-expert counts to the host (a wait:
+// they size the expert products), the routed experts (cuda/experts.hpp), the shared expert, the combine and the
+// sequence-balance loss.
 // Expert parallelism (Ctx::ep_group of size > 1; the experts array then holds this rank's experts only): the routed
 // rows go to the ranks owning their experts and the results come back in model/moe.cpp's order, with its plan and
 // permutations (detail::ep_plan, ep_to_expert_order, ep_from_expert_order) on the host. Each exchange is staged
@@ -84,8 +84,8 @@ void wait_for_downloads(Ctx& c, const Meanwhile& meanwhile) {
 }
 
 // Each array's first `rows` rows device -> local staging, then `meanwhile` queued behind them, then one wait for the
-// downloads (an event recorded after them; the whole stream without `meanwhile`). The wait also completes every
-// upload queued earlier from the staging buffers, so the host may rewrite them afterwards.
+// downloads (an event recorded after them). The wait also completes every upload queued earlier from the staging
+// buffers, so the host may rewrite them afterwards.
 void download_rows(Ctx& c, int64_t rows, std::initializer_list<RowArray> arrays, float** local,
                    const Meanwhile& meanwhile) {
   int i = 0;
@@ -94,10 +94,7 @@ void download_rows(Ctx& c, int64_t rows, std::initializer_list<RowArray> arrays,
     if (bytes) TREX_CUDA_CHECK(cudaMemcpyAsync(local[i], a.src, bytes, cudaMemcpyDeviceToHost, c.s));
     ++i;
   }
-  if (meanwhile)
-    wait_for_downloads(c, meanwhile);
-  else
-    TREX_CUDA_CHECK(cudaStreamSynchronize(c.s));
+  wait_for_downloads(c, meanwhile);
 }
 
 void upload_rows(Ctx& c, const float* host, float* dst, int64_t rows, int64_t row_len) {
